@@ -1,0 +1,557 @@
+#include "config/load_config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <toml.hpp>
+
+#include "common/log.h"
+#include "config/units.h"
+
+namespace limits::config {
+namespace {
+
+// --- paths ------------------------------------------------------------------------------
+
+bool IsBareKey(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+std::string JoinPath(const std::string& parent, std::string_view key) {
+  std::string seg = IsBareKey(key) ? std::string(key) : "\"" + std::string(key) + "\"";
+  return parent.empty() ? seg : parent + "." + seg;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// --- diagnostics ------------------------------------------------------------------------
+
+struct Diagnostics {
+  std::vector<std::string> errors;
+  std::set<std::string> from_set;  // paths whose value came from --set, as raw text
+
+  void Add(const std::string& path, const std::string& problem, const toml::value* where) {
+    std::string msg = path + ": " + problem;
+    if (from_set.count(path)) {
+      msg += " (from --set)";
+    } else if (where != nullptr && where->location().file_name() != "unknown file") {
+      msg += " (" + where->location().file_name() + ":" + std::to_string(where->location().line()) + ")";
+    }
+    errors.push_back(std::move(msg));
+  }
+
+  Status ToStatus() const {
+    if (errors.empty()) return Status::OK();
+    std::string joined;
+    for (const auto& e : errors) joined += (joined.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(joined);
+  }
+};
+
+std::string TypeName(const toml::value& v) {
+  switch (v.type()) {
+    case toml::value_t::boolean: return "a boolean";
+    case toml::value_t::integer: return "an integer";
+    case toml::value_t::floating: return "a float";
+    case toml::value_t::string: return "a string";
+    case toml::value_t::array: return "an array";
+    case toml::value_t::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+// --- reader -----------------------------------------------------------------------------
+
+// Reads one TOML table against a schema: each getter names a known key, leaves the default
+// when the key is absent, and records a precise error when it has the wrong type or value.
+// Finish() reports every key no getter asked for.
+class Reader {
+ public:
+  Reader(const toml::value* table, std::string path, Diagnostics* diag)
+      : table_(table), path_(std::move(path)), diag_(diag) {}
+
+  void String(std::string_view key, std::string* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_string()) return Wrong(key, v, "a string");
+    *out = v->as_string().str;
+  }
+
+  // Integers; a value from --set arrives as text and is parsed here.
+  void Integer(std::string_view key, int64_t min, int64_t max, int64_t* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    int64_t n = 0;
+    if (v->is_integer()) {
+      n = v->as_integer();
+    } else if (!(FromSetText(key, v) && ParseInt(v->as_string().str, &n))) {
+      return Wrong(key, v, "an integer");
+    }
+    if (n < min || n > max) {
+      return diag_->Add(Path(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                                       ", got " + std::to_string(n), v);
+    }
+    *out = n;
+  }
+
+  void Count(std::string_view key, uint64_t* out) {
+    int64_t n = static_cast<int64_t>(*out);
+    Integer(key, 0, std::numeric_limits<int64_t>::max(), &n);
+    *out = static_cast<uint64_t>(n);
+  }
+
+  void NonNegativeFloat(std::string_view key, double* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    double d = 0;
+    int64_t n = 0;
+    if (v->is_floating()) d = v->as_floating();
+    else if (v->is_integer()) d = static_cast<double>(v->as_integer());
+    else if (FromSetText(key, v) && ParseInt(v->as_string().str, &n)) d = static_cast<double>(n);
+    else if (!(FromSetText(key, v) && ParseFloat(v->as_string().str, &d))) return Wrong(key, v, "a number");
+    if (!std::isfinite(d) || d < 0) return diag_->Add(Path(key), "must be a finite number >= 0", v);
+    *out = d;
+  }
+
+  void Duration(std::string_view key, Millis* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_string()) return Wrong(key, v, "a duration string like \"30s\", \"5m\" or \"2h\"");
+    Result<Millis> d = ParseDuration(v->as_string().str);
+    if (!d.ok()) return diag_->Add(Path(key), d.status().message(), v);
+    *out = *d;
+  }
+
+  void Size(std::string_view key, uint64_t* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (v->is_integer() && v->as_integer() >= 0) {
+      *out = static_cast<uint64_t>(v->as_integer());
+      return;
+    }
+    if (!v->is_string()) return Wrong(key, v, "a size like \"256MiB\"");
+    Result<uint64_t> s = ParseSize(v->as_string().str);
+    if (!s.ok()) return diag_->Add(Path(key), s.status().message(), v);
+    *out = *s;
+  }
+
+  // A table of scalars, rendered as text (for librdkafka properties).
+  void StringMap(std::string_view key, std::map<std::string, std::string>* out) {
+    Reader sub = Sub(key);
+    if (sub.table_ == nullptr) return;
+    for (const auto& [k, v] : sub.table_->as_table()) {
+      sub.known_.insert(k);
+      if (v.is_string()) (*out)[k] = v.as_string().str;
+      else if (v.is_integer()) (*out)[k] = std::to_string(v.as_integer());
+      else if (v.is_boolean()) (*out)[k] = v.as_boolean() ? "true" : "false";
+      else if (v.is_floating()) (*out)[k] = toml::format(v);
+      else sub.Wrong(k, &v, "a string, number or boolean");
+    }
+  }
+
+  // A table of name -> non-negative integer (policy_max_streams). Replaces *out when present.
+  void CountMap(std::string_view key, std::map<std::string, uint64_t>* out) {
+    Reader sub = Sub(key);
+    if (sub.table_ == nullptr) return;
+    std::map<std::string, uint64_t> result;
+    for (const auto& [k, v] : sub.table_->as_table()) {
+      uint64_t n = 0;
+      const size_t errors_before = diag_->errors.size();
+      sub.Count(k, &n);
+      if (diag_->errors.size() == errors_before) result[k] = n;
+    }
+    *out = std::move(result);
+  }
+
+  // Declares `key` part of the schema without reading it.
+  void Known(std::string_view key) { known_.insert(std::string(key)); }
+
+  bool Has(std::string_view key) const {
+    return table_ != nullptr && table_->as_table().count(std::string(key)) > 0;
+  }
+
+  // The sub-table `key`; a reader of nothing when absent, an error when not a table.
+  Reader Sub(std::string_view key) {
+    const toml::value* v = Find(key);
+    if (v != nullptr && !v->is_table()) {
+      Wrong(key, v, "a table");
+      v = nullptr;
+    }
+    return Reader(v, Path(key), diag_);
+  }
+
+  // Calls fn(name, reader) for each sub-table of this table (e.g. each tenant).
+  template <typename Fn>
+  void ForEachTable(Fn fn) {
+    if (table_ == nullptr) return;
+    for (const std::string& k : SortedKeys()) {
+      Reader sub = Sub(k);
+      if (sub.table_ != nullptr) fn(k, sub);
+    }
+  }
+
+  void Finish() {
+    if (table_ == nullptr) return;
+    for (const std::string& k : SortedKeys()) {
+      if (known_.count(k)) continue;
+      std::string problem = "unknown key";
+      for (const std::string& candidate : known_) {
+        if (EditDistance(k, candidate) <= 2) {
+          problem += "; did you mean \"" + candidate + "\"?";
+          break;
+        }
+      }
+      diag_->Add(Path(k), problem, &table_->as_table().at(k));
+    }
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  const toml::value* Find(std::string_view key) {
+    known_.insert(std::string(key));
+    if (table_ == nullptr) return nullptr;
+    const auto& t = table_->as_table();
+    auto it = t.find(std::string(key));
+    return it == t.end() ? nullptr : &it->second;
+  }
+
+  std::vector<std::string> SortedKeys() const {
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : table_->as_table()) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+
+  std::string Path(std::string_view key) const { return JoinPath(path_, key); }
+
+  bool FromSetText(std::string_view key, const toml::value* v) const {
+    return v->is_string() && diag_->from_set.count(Path(key)) > 0;
+  }
+
+  void Wrong(std::string_view key, const toml::value* v, const std::string& expected) {
+    std::string got = TypeName(*v);
+    if (v->is_string()) got += " \"" + v->as_string().str + "\"";
+    diag_->Add(Path(key), "expected " + expected + ", got " + got, v);
+  }
+
+  static bool ParseInt(const std::string& s, int64_t* out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && end == s.data() + s.size();
+  }
+
+  static bool ParseFloat(const std::string& s, double* out) {
+    char* end = nullptr;
+    *out = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size();
+  }
+
+  const toml::value* table_;
+  std::string path_;
+  Diagnostics* diag_;
+  std::set<std::string> known_;
+};
+
+// --- --set ------------------------------------------------------------------------------
+
+// Splits "a.b.\"c.d\".e" into segments, honouring double quotes.
+bool SplitKeyPath(std::string_view key, std::vector<std::string>* out) {
+  std::string cur;
+  bool quoted = false, was_quoted = false;
+  for (char c : key) {
+    if (c == '"') {
+      quoted = !quoted;
+      was_quoted = true;
+    } else if (c == '.' && !quoted) {
+      if (cur.empty() && !was_quoted) return false;
+      out->push_back(std::move(cur));
+      cur.clear();
+      was_quoted = false;
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (quoted || (cur.empty() && !was_quoted)) return false;
+  out->push_back(std::move(cur));
+  return true;
+}
+
+// Applies "key=value" to the parsed document. The value is kept as text; the schema-aware
+// reader converts it to the key's type, so `--set kafka.brokers=host:9092` and
+// `--set kafka.num_partitions=32` both work without quoting.
+void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* diag) {
+  const size_t eq = assignment.find('=');
+  std::vector<std::string> segs;
+  if (eq == std::string::npos || !SplitKeyPath(std::string_view(assignment).substr(0, eq), &segs)) {
+    diag->errors.push_back("--set " + assignment + ": expected key=value with a dotted key, e.g. kafka.brokers=host:9092");
+    return;
+  }
+  // Everything after kafka.properties is one librdkafka property name, dots included.
+  if (segs.size() > 3 && segs[0] == "kafka" && segs[1] == "properties") {
+    std::string name = segs[2];
+    for (size_t i = 3; i < segs.size(); ++i) name += "." + segs[i];
+    segs.resize(2);
+    segs.push_back(name);
+  }
+  toml::value* cur = root;
+  std::string path;
+  for (size_t i = 0; i + 1 < segs.size(); ++i) {
+    path = JoinPath(path, segs[i]);
+    auto& table = cur->as_table();
+    auto it = table.find(segs[i]);
+    if (it == table.end()) it = table.emplace(segs[i], toml::value(toml::table{})).first;
+    if (!it->second.is_table()) {
+      diag->errors.push_back("--set " + assignment + ": " + path + " is not a table");
+      return;
+    }
+    cur = &it->second;
+  }
+  cur->as_table()[segs.back()] = toml::value(assignment.substr(eq + 1));
+  diag->from_set.insert(JoinPath(path, segs.back()));
+}
+
+// --- parse ------------------------------------------------------------------------------
+
+Result<toml::value> ParseToml(std::string_view text, const std::string& source_name) {
+  try {
+    std::istringstream in{std::string(text)};
+    return toml::parse(in, source_name);
+  } catch (const toml::exception& e) {
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    if (what.rfind("[error] ", 0) == 0) what.erase(0, 8);
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.location().line()) +
+                                   ": syntax error: " + what);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(source_name + ": " + e.what());
+  }
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void ReadLimits(Reader& r, TenantLimits* out) {
+  r.Count("max_global_streams_per_user", &out->max_global_streams_per_user);
+  r.NonNegativeFloat("ingestion_rate_mb", &out->ingestion_rate_mb);
+  r.NonNegativeFloat("ingestion_burst_size_mb", &out->ingestion_burst_size_mb);
+  r.CountMap("policy_max_streams", &out->policy_max_streams);
+  r.Finish();
+}
+
+// Only the keys present become overrides.
+void ReadOverrides(Reader& r, TenantOverrides* out) {
+  TenantLimits v;
+  auto present = [&r](const char* key) {
+    r.Known(key);
+    return r.Has(key);
+  };
+  if (present("max_global_streams_per_user")) {
+    r.Count("max_global_streams_per_user", &v.max_global_streams_per_user);
+    out->max_global_streams_per_user = v.max_global_streams_per_user;
+  }
+  if (present("ingestion_rate_mb")) {
+    r.NonNegativeFloat("ingestion_rate_mb", &v.ingestion_rate_mb);
+    out->ingestion_rate_mb = v.ingestion_rate_mb;
+  }
+  if (present("ingestion_burst_size_mb")) {
+    r.NonNegativeFloat("ingestion_burst_size_mb", &v.ingestion_burst_size_mb);
+    out->ingestion_burst_size_mb = v.ingestion_burst_size_mb;
+  }
+  if (present("policy_max_streams")) {
+    r.CountMap("policy_max_streams", &v.policy_max_streams);
+    out->policy_max_streams = v.policy_max_streams;
+  }
+  r.Finish();
+}
+
+void ReadTenants(Reader& r, std::map<std::string, TenantOverrides>* out) {
+  r.ForEachTable([&](const std::string& tenant, Reader& t) { ReadOverrides(t, &(*out)[tenant]); });
+  r.Finish();
+}
+
+void ReadConfig(Reader& root, Config* c) {
+  Reader node = root.Sub("node");
+  node.String("zone", &c->node.zone);
+  node.String("instance_id", &c->node.instance_id);
+  node.Finish();
+
+  Reader kafka = root.Sub("kafka");
+  kafka.String("brokers", &c->kafka.brokers);
+  kafka.String("topic", &c->kafka.topic);
+  int64_t partitions = c->kafka.num_partitions;
+  kafka.Integer("num_partitions", 1, kMaxNumPartitions, &partitions);
+  c->kafka.num_partitions = static_cast<int32_t>(partitions);
+  kafka.String("consumer_group", &c->kafka.consumer_group);
+  kafka.StringMap("properties", &c->kafka.properties);
+  kafka.Finish();
+
+  Reader store = root.Sub("store");
+  store.String("path", &c->store.path);
+  store.Size("block_cache", &c->store.block_cache_bytes);
+  store.Size("write_buffer", &c->store.write_buffer_bytes);
+  store.Finish();
+
+  Reader w = root.Sub("windows");
+  w.Duration("active", &c->windows.active);
+  w.Duration("rate", &c->windows.rate);
+  w.Duration("bucket", &c->windows.bucket);
+  w.Duration("eviction_interval", &c->windows.eviction_interval);
+  w.Duration("revoked_retention", &c->windows.revoked_retention);
+  w.Duration("produce_interval", &c->windows.produce_interval);
+  w.Duration("wait_assign", &c->windows.wait_assign);
+  w.Finish();
+
+  Reader server = root.Sub("server");
+  server.String("grpc_listen", &c->server.grpc_listen);
+  server.String("http_listen", &c->server.http_listen);
+  server.Finish();
+
+  Reader log = root.Sub("log");
+  log.String("level", &c->log.level);
+  log.String("format", &c->log.format);
+  log.Finish();
+
+  Reader limits = root.Sub("limits");
+  limits.String("overrides_file", &c->limits.overrides_file);
+  Reader defaults = limits.Sub("defaults");
+  ReadLimits(defaults, &c->limits.defaults);
+  Reader tenants = limits.Sub("tenants");
+  ReadTenants(tenants, &c->limits.tenants);
+  limits.Finish();
+
+  root.Finish();
+}
+
+bool ValidListenAddress(const std::string& addr) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == addr.size()) return false;
+  int port = -1;
+  const char* first = addr.data() + colon + 1;
+  auto [end, ec] = std::from_chars(first, addr.data() + addr.size(), port);
+  return ec == std::errc() && end == addr.data() + addr.size() && port >= 0 && port <= 65535;
+}
+
+void Validate(const Config& c, Diagnostics* d) {
+  auto err = [d](const std::string& key, const std::string& problem) { d->Add(key, problem, nullptr); };
+  if (c.node.zone.empty()) err("node.zone", "must not be empty");
+  if (c.kafka.topic.empty()) err("kafka.topic", "must not be empty");
+  if (c.store.path.empty()) err("store.path", "must not be empty");
+  if (c.store.block_cache_bytes < (1u << 20)) err("store.block_cache", "must be at least 1MiB");
+  if (c.store.write_buffer_bytes < (1u << 20)) err("store.write_buffer", "must be at least 1MiB");
+
+  const std::pair<const char*, Millis> windows[] = {
+      {"windows.active", c.windows.active},
+      {"windows.rate", c.windows.rate},
+      {"windows.bucket", c.windows.bucket},
+      {"windows.eviction_interval", c.windows.eviction_interval},
+      {"windows.revoked_retention", c.windows.revoked_retention},
+      {"windows.produce_interval", c.windows.produce_interval},
+      {"windows.wait_assign", c.windows.wait_assign},
+  };
+  bool windows_positive = true;
+  for (const auto& [key, value] : windows) {
+    if (value.count() <= 0) {
+      err(key, "must be positive, got " + FormatDuration(value));
+      windows_positive = false;
+    }
+  }
+  // The usage store keeps times in whole seconds.
+  for (const auto& [key, value] : {windows[0], windows[1], windows[2], windows[5]}) {
+    if (value.count() > 0 && value.count() % 1000 != 0) {
+      err(key, "must be a whole number of seconds, got " + FormatDuration(value));
+      windows_positive = false;
+    }
+  }
+  if (windows_positive) {
+    if (c.windows.rate.count() % c.windows.bucket.count() != 0) {
+      err("windows.rate", "must be a whole multiple of windows.bucket (" + FormatDuration(c.windows.bucket) +
+                              "), got " + FormatDuration(c.windows.rate));
+    } else if (c.windows.rate / c.windows.bucket > kMaxRateBuckets) {
+      err("windows.bucket", "too small: windows.rate / windows.bucket must be at most " +
+                                std::to_string(kMaxRateBuckets));
+    }
+    if (c.windows.rate > c.windows.active) {
+      err("windows.rate", "must not exceed windows.active (" + FormatDuration(c.windows.active) + ")");
+    }
+  }
+  if (!ValidListenAddress(c.server.grpc_listen)) err("server.grpc_listen", "expected host:port, got \"" + c.server.grpc_listen + "\"");
+  if (!ValidListenAddress(c.server.http_listen)) err("server.http_listen", "expected host:port, got \"" + c.server.http_listen + "\"");
+  log::Level level;
+  if (!log::ParseLevel(c.log.level, &level)) err("log.level", "expected debug, info, warn or error, got \"" + c.log.level + "\"");
+  log::Format format;
+  if (!log::ParseFormat(c.log.format, &format)) err("log.format", "expected json or logfmt, got \"" + c.log.format + "\"");
+}
+
+}  // namespace
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "limitsd";
+  return buf;
+}
+
+Result<Config> ParseConfig(std::string_view text, const std::string& source_name, const std::vector<std::string>& sets) {
+  ASSIGN_OR_RETURN(toml::value doc, ParseToml(text, source_name));
+  Diagnostics diag;
+  for (const std::string& s : sets) ApplySet(&doc, s, &diag);
+  Config c;
+  Reader root(&doc, "", &diag);
+  ReadConfig(root, &c);
+  if (c.node.instance_id.empty()) c.node.instance_id = Hostname();
+  if (c.kafka.consumer_group.empty()) c.kafka.consumer_group = "limitsd-" + c.node.zone;
+  if (diag.errors.empty()) Validate(c, &diag);
+  RETURN_IF_ERROR(diag.ToStatus());
+  return c;
+}
+
+Result<Config> LoadConfig(const std::string& path, const std::vector<std::string>& sets) {
+  if (path.empty()) return ParseConfig("", "defaults", sets);
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseConfig(text, path, sets);
+}
+
+Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view text, const std::string& source_name) {
+  ASSIGN_OR_RETURN(toml::value doc, ParseToml(text, source_name));
+  Diagnostics diag;
+  std::map<std::string, TenantOverrides> out;
+  Reader root(&doc, "", &diag);
+  Reader tenants = root.Sub("tenants");
+  ReadTenants(tenants, &out);
+  root.Finish();
+  RETURN_IF_ERROR(diag.ToStatus());
+  return out;
+}
+
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseOverrides(text, path);
+}
+
+}  // namespace limits::config

@@ -1,0 +1,30 @@
+// Loading and validating the TOML configuration; the only user of toml11.
+// Every error names the key ("windows.rate: ...") and, where it came from a file, the line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+
+namespace limits::config {
+
+// Reads `path` (empty: defaults only), applies each "--set key=value" in order, fills the
+// derived defaults (instance_id, consumer_group) and validates. All problems are reported
+// at once, one per line, in the InvalidArgument message.
+Result<Config> LoadConfig(const std::string& path, const std::vector<std::string>& sets = {});
+// Same, from text; `source_name` is used in messages.
+Result<Config> ParseConfig(std::string_view toml, const std::string& source_name,
+                           const std::vector<std::string>& sets = {});
+
+// The overrides file: [tenants."<tenant>"] tables holding any subset of limits.defaults' keys.
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path);
+Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view toml, const std::string& source_name);
+
+// This machine's hostname, the default node.instance_id.
+std::string Hostname();
+
+}  // namespace limits::config

@@ -1,0 +1,24 @@
+// Durations and sizes written the way operators write them: "2h", "1h30m", "500ms";
+// "256MiB", "1GiB", "64MB", "4096".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace limits::config {
+
+// Units ms, s, m, h, d; one or more number+unit pairs ("1h30m", "1.5h"). Not negative.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+// The shortest exact form: 7200000 ms -> "2h", 90000 -> "1m30s", 1500 -> "1s500ms".
+std::string FormatDuration(std::chrono::milliseconds d);
+
+// Binary units B, KiB, MiB, GiB, TiB; decimal KB, MB, GB, TB; a bare number is bytes.
+Result<uint64_t> ParseSize(std::string_view text);
+// "256MiB" when exact in a binary unit, else bytes.
+std::string FormatSize(uint64_t bytes);
+
+}  // namespace limits::config

@@ -1,0 +1,45 @@
+#include "limits/admission.h"
+
+namespace limits {
+
+uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num_partitions) {
+  if (global_limit == kUnlimited || num_partitions == 0) return kUnlimited;
+  // ceil(limit * pool / P) without overflow: split limit into q * P + r.
+  const uint64_t q = global_limit / num_partitions, r = global_limit % num_partitions;
+  const uint64_t tail = (r * pool_partitions + num_partitions - 1) / num_partitions;  // r, pool < 2^32
+  if (pool_partitions != 0 && q > (UINT64_MAX - tail) / pool_partitions) return UINT64_MAX;
+  const uint64_t share = q * pool_partitions + tail;
+  return share == 0 ? 1 : share;
+}
+
+Admission::Admission(const TenantLimits& limits, InternTable& policies, uint32_t pool_partitions,
+                     uint32_t num_partitions) {
+  caps_.push_back(PoolShare(limits.max_global_streams_per_user, pool_partitions, num_partitions));
+  for (const auto& [name, limit] : limits.policy_max_streams) {
+    std::optional<uint32_t> id = policies.Intern(name);
+    if (!id) continue;  // the table is full; such a policy cannot occur in any stream either
+    policy_buckets_.emplace_back(static_cast<PolicyId>(*id), caps_.size());
+    caps_.push_back(PoolShare(limit, pool_partitions, num_partitions));
+  }
+  used_.assign(caps_.size(), 0);
+}
+
+size_t Admission::BucketOf(PolicyId policy) const {
+  for (const auto& [p, bucket] : policy_buckets_) {
+    if (p == policy) return bucket;
+  }
+  return kDefaultBucket;
+}
+
+void Admission::CountPartition(TenantStreams& ts, int64_t cutoff_s) {
+  ts.ForEachPolicy(cutoff_s, [&](PolicyId policy, uint32_t active) { used_[BucketOf(policy)] += active; });
+}
+
+bool Admission::TryAdmit(size_t bucket) {
+  if (!Limited(bucket)) return true;
+  if (used_[bucket] >= caps_[bucket]) return false;
+  ++used_[bucket];
+  return true;
+}
+
+}  // namespace limits

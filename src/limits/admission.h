@@ -1,0 +1,61 @@
+// How a tenant's global stream limit maps onto what one node may admit.
+//
+// A node serves a pool of k of the topic's P partitions. It admits a new stream of a tenant
+// while the tenant's active streams in that policy bucket, summed over the pool, are below
+//     cap = ceil(limit * k / P)
+// - Never 0 for a limit > 0: a limit below the partition count still admits streams
+//   (Loki's per-partition limit / P with integer division turns it into "unlimited").
+// - Pooling over the node's partitions, not per partition, absorbs hash skew: a tenant is
+//   rejected when its streams on this node reach the node's share, not when one unlucky
+//   partition fills up. A node that serves every partition enforces the limit exactly.
+// - Across n nodes the caps sum to at most limit + n - 1 (rounding up), so a tenant can
+//   exceed its limit by at most n - 1 streams; under skew across nodes it is rejected early
+//   on the node holding more than its share of the tenant's streams.
+// Buckets: a stream whose ingestion policy has its own limit (policy_max_streams) counts
+// only in that policy's bucket; all other streams count in the default bucket.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "limits/intern_table.h"
+#include "limits/tenant_limits.h"
+#include "limits/tenant_streams.h"
+
+namespace limits {
+
+inline constexpr uint64_t kUnlimited = 0;
+
+// ceil(limit * pool / partitions); kUnlimited stays unlimited.
+uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num_partitions);
+
+// One request's admission state for one tenant: the cap of each bucket and, once counted,
+// how many streams each bucket holds in the pool. Not thread-safe (one per request).
+class Admission {
+ public:
+  static constexpr size_t kDefaultBucket = 0;
+
+  Admission(const TenantLimits& limits, InternTable& policies, uint32_t pool_partitions, uint32_t num_partitions);
+
+  size_t BucketOf(PolicyId policy) const;
+  bool Limited(size_t bucket) const { return caps_[bucket] != kUnlimited; }
+  uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
+
+  bool counted() const { return counted_; }
+  // Adds the active streams of one partition's tenant to the buckets' usage.
+  void CountPartition(TenantStreams& ts, int64_t cutoff_s);
+  void MarkCounted() { counted_ = true; }
+
+  // Takes one place in the bucket if there is one.
+  bool TryAdmit(size_t bucket);
+
+ private:
+  std::vector<std::pair<PolicyId, size_t>> policy_buckets_;  // policies with their own limit
+  std::vector<uint64_t> caps_;
+  std::vector<uint64_t> used_;
+  bool counted_ = false;
+};
+
+}  // namespace limits

@@ -1,0 +1,110 @@
+// PartitionUsage: everything the node knows about one partition in memory — its tenants'
+// streams, how far into the Kafka log they reach (the checkpoint to be), and the writes
+// queued for the next flush. One mutex per partition: callers for different partitions
+// never contend, and the flush reads a consistent (rows, checkpoint) pair under it.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "limits/tenant_streams.h"
+#include "limits/windows.h"
+
+namespace limits {
+
+class PartitionUsage {
+ public:
+  PartitionUsage(int32_t id, const Windows& windows) : id_(id), windows_(windows) {}
+
+  int32_t id() const { return id_; }
+  std::mutex& mu() { return mu_; }
+
+  // --- REQUIRES: mu() held -------------------------------------------------------------
+  TenantStreams* Find(TenantId tenant) {
+    auto it = tenants_.find(tenant);
+    return it == tenants_.end() ? nullptr : it->second.get();
+  }
+  TenantStreams& GetOrCreate(TenantId tenant, std::string_view name) {
+    auto& slot = tenants_[tenant];
+    if (!slot) slot = std::make_unique<TenantStreams>(std::string(name), windows_);
+    return *slot;
+  }
+  template <typename Fn>  // fn(TenantId, TenantStreams&)
+  void ForEachTenant(Fn fn) {
+    for (auto& [id, ts] : tenants_) fn(id, *ts);
+  }
+
+  // Queues the tenant's changed streams for the next flush.
+  void QueueForFlush(TenantId tenant, TenantStreams& ts) {
+    if (!ts.queued_for_flush) {
+      ts.queued_for_flush = true;
+      dirty_tenants_.push_back(tenant);
+    }
+    pending_.store(true, std::memory_order_release);
+  }
+  void QueueCheckpoint() {
+    checkpoint_dirty_ = true;
+    pending_.store(true, std::memory_order_release);
+  }
+
+  // Hands the queued writes to put/del/checkpoint and forgets them; removes tenants left
+  // with nothing. put(tenant, hash, entry), del(tenant, hash), checkpoint().
+  template <typename PutFn, typename DeleteFn, typename CheckpointFn>
+  void DrainWrites(PutFn put, DeleteFn del, CheckpointFn checkpoint) {
+    for (TenantId tenant : dirty_tenants_) {
+      auto it = tenants_.find(tenant);
+      if (it == tenants_.end()) continue;
+      TenantStreams& ts = *it->second;
+      ts.queued_for_flush = false;
+      ts.DrainWrites([&](uint64_t hash, const StreamEntry& e) { put(ts, hash, e); },
+                     [&](uint64_t hash) { del(ts, hash); });
+      if (ts.size() == 0) tenants_.erase(it);
+    }
+    dirty_tenants_.clear();
+    if (checkpoint_dirty_) checkpoint();
+    checkpoint_dirty_ = false;
+    pending_.store(false, std::memory_order_release);
+  }
+
+  // Forgets everything (the partition's data is being dropped).
+  void Clear() {
+    tenants_.clear();
+    dirty_tenants_.clear();
+    checkpoint_dirty_ = false;
+    next_offset = 0;
+    newest_record_ms = 0;
+    has_checkpoint = false;
+    pending_.store(false, std::memory_order_release);
+  }
+
+  size_t num_tenants() const { return tenants_.size(); }
+
+  // The partition has a column family; rows may be written.
+  bool present = false;
+  // next_offset / newest_record_ms are a checkpoint (loaded, or set by Apply).
+  bool has_checkpoint = false;
+  // Every record below it is reflected in memory; the checkpoint once flushed.
+  int64_t next_offset = 0;
+  int64_t newest_record_ms = 0;
+  // --------------------------------------------------------------------------------------
+
+  // Whether DrainWrites has anything to hand out; read without the mutex by the flusher.
+  bool pending() const { return pending_.load(std::memory_order_acquire); }
+
+ private:
+  const int32_t id_;
+  const Windows windows_;
+  std::mutex mu_;
+  absl::flat_hash_map<TenantId, std::unique_ptr<TenantStreams>> tenants_;
+  std::vector<TenantId> dirty_tenants_;
+  bool checkpoint_dirty_ = false;
+  std::atomic<bool> pending_{false};
+};
+
+}  // namespace limits

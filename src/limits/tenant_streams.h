@@ -1,0 +1,120 @@
+// TenantStreams: one tenant's streams in one partition — the unit of counting, eviction and
+// flushing. Holds each stream's compact state, an ActiveCounter per ingestion policy, the
+// streams' rate rings (one slab, no per-stream allocation), the tenant's rate total, and
+// the streams changed since the last flush.
+// Not thread-safe: the owning PartitionUsage's mutex guards it.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "limits/active_counter.h"
+#include "limits/rate_ring.h"
+#include "limits/windows.h"
+
+namespace limits {
+
+using TenantId = uint32_t;
+using PolicyId = uint16_t;
+
+// 16 bytes per stream, plus its rate ring in the slab.
+struct StreamEntry {
+  uint32_t last_seen_s = 0;
+  uint32_t last_produced_s = 0;  // 0: not produced by this node
+  uint32_t rate_slot = 0;        // index of its ring in TenantStreams' slab
+  PolicyId policy = 0;
+  uint8_t dirty = 0;             // changed since the last flush
+  uint8_t unused = 0;
+};
+static_assert(sizeof(StreamEntry) == 16);
+
+class TenantStreams {
+ public:
+  TenantStreams(std::string tenant, const Windows& windows);
+
+  const std::string& tenant() const { return tenant_; }
+  size_t size() const { return streams_.size(); }
+
+  StreamEntry* Find(uint64_t hash);
+  const StreamEntry* Find(uint64_t hash) const;
+
+  // The stream was seen at `seen_s` under `policy` with `bytes` more. Creates it when
+  // unknown (or revives it when expired), keeps the newest last-seen time, and marks it
+  // for the next flush. `seen_s` must be inside the active window.
+  StreamEntry& Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes);
+
+  // Restores a stream from its row on disk; not marked for flushing.
+  void Restore(uint64_t hash, PolicyId policy, uint32_t last_seen_s, uint32_t last_produced_s,
+               uint32_t newest_bucket_s, const uint64_t* rate_newest_first, size_t rate_count);
+
+  void SetLastProduced(StreamEntry& e, uint64_t hash, uint32_t now_s);
+
+  // Active streams of one policy / of each policy present, at `cutoff_s`.
+  uint32_t ActiveOf(PolicyId policy, int64_t cutoff_s);
+  template <typename Fn>  // fn(PolicyId, uint32_t active)
+  void ForEachPolicy(int64_t cutoff_s, Fn fn) {
+    for (auto& [policy, counter] : groups_) fn(policy, counter.Active(cutoff_s));
+  }
+  // Streams per policy regardless of the window (including expired, not yet evicted).
+  template <typename Fn>  // fn(hash, const StreamEntry&)
+  void ForEachStream(Fn fn) const {
+    for (const auto& [hash, e] : streams_) fn(hash, e);
+  }
+
+  // Removes streams last seen before `cutoff_s`, queueing their deletion; returns how many.
+  size_t EvictBefore(int64_t cutoff_s);
+
+  // Bytes over the rate window of one stream, and of the whole tenant in this partition.
+  RateSum StreamRate(const StreamEntry& e, int64_t now_s) const;
+  RateSum TenantRate(int64_t now_s) const;
+  // The stream's ring, newest bucket first (n = windows.num_buckets()); returns its start.
+  uint32_t RateNewestFirst(const StreamEntry& e, uint64_t* out) const;
+
+  // Writes queued since the last drain: deletions first, then the changed streams.
+  bool HasPendingWrites() const { return !dirty_.empty() || !deleted_.empty(); }
+  template <typename PutFn, typename DeleteFn>  // put(hash, const StreamEntry&), del(hash)
+  void DrainWrites(PutFn put, DeleteFn del) {
+    for (uint64_t hash : deleted_) del(hash);
+    for (uint64_t hash : dirty_) {
+      auto it = streams_.find(hash);
+      if (it == streams_.end() || !it->second.dirty) continue;
+      it->second.dirty = 0;
+      put(hash, it->second);
+    }
+    deleted_.clear();
+    dirty_.clear();
+  }
+
+  // Whether the partition's dirty list already holds this tenant.
+  bool queued_for_flush = false;
+
+ private:
+  ActiveCounter& Group(PolicyId policy);
+  uint32_t AllocRateSlot();
+  uint32_t* RateSlot(uint32_t slot) { return rate_slab_.data() + size_t{slot} * RateRing<uint32_t>::Words(n_); }
+  const uint32_t* RateSlot(uint32_t slot) const {
+    return rate_slab_.data() + size_t{slot} * RateRing<uint32_t>::Words(n_);
+  }
+  void MarkDirty(uint64_t hash, StreamEntry& e) {
+    if (e.dirty) return;
+    e.dirty = 1;
+    dirty_.push_back(hash);
+  }
+
+  const std::string tenant_;
+  const Windows windows_;
+  const uint32_t n_;  // rate buckets
+  absl::flat_hash_map<uint64_t, StreamEntry> streams_;
+  std::vector<std::pair<PolicyId, ActiveCounter>> groups_;  // a tenant uses few policies
+  std::vector<uint32_t> rate_slab_;
+  std::vector<uint32_t> free_rate_slots_;
+  std::vector<uint64_t> tenant_rate_;  // RateRing<uint64_t> of the whole tenant
+  std::vector<uint64_t> dirty_;        // streams changed since the last drain
+  std::vector<uint64_t> deleted_;      // streams evicted since the last drain
+};
+
+}  // namespace limits

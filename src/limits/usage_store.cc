@@ -1,0 +1,550 @@
+#include "limits/usage_store.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common/log.h"
+#include "storage/codec.h"
+#include "storage/column_families.h"
+
+namespace limits {
+namespace {
+
+constexpr uint32_t kMaxTenants = 1u << 24;
+constexpr uint32_t kMaxPolicies = 65535;
+constexpr size_t kMaxPolicyLength = 255;
+
+bool ValidTenant(std::string_view tenant) { return !tenant.empty() && tenant.size() <= storage::kMaxTenantLength; }
+
+Status CheckOptions(const UsageStoreOptions& o) {
+  const Windows& w = o.windows;
+  if (o.num_partitions <= 0 || o.num_partitions > storage::kMaxPartition + 1) {
+    return Status::InvalidArgument("num_partitions must be in 1.." + std::to_string(storage::kMaxPartition + 1));
+  }
+  if (w.active_s == 0 || w.rate_s == 0 || w.bucket_s == 0 || w.produce_interval_s == 0) {
+    return Status::InvalidArgument("windows must be positive");
+  }
+  if (w.rate_s % w.bucket_s != 0) return Status::InvalidArgument("rate window must be a multiple of the bucket size");
+  if (o.clock == nullptr) return Status::InvalidArgument("no clock");
+  return Status::OK();
+}
+
+}  // namespace
+
+UsageStore::UsageStore(storage::Db& db, const UsageStoreOptions& options)
+    : db_(db), options_(options), tenants_(kMaxTenants), policies_(kMaxPolicies) {
+  partitions_.reserve(static_cast<size_t>(options.num_partitions));
+  for (int32_t p = 0; p < options.num_partitions; ++p) {
+    partitions_.push_back(std::make_unique<PartitionUsage>(p, options.windows));
+  }
+  policies_.Intern("");  // PolicyId 0: no policy
+}
+
+UsageStore::~UsageStore() = default;
+
+Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const UsageStoreOptions& options) {
+  RETURN_IF_ERROR(CheckOptions(options));
+  const auto started = std::chrono::steady_clock::now();
+  auto store = std::unique_ptr<UsageStore>(new UsageStore(db, options));
+
+  ASSIGN_OR_RETURN(auto checkpoints, db.ReadCheckpoints());
+  const std::vector<int32_t> on_disk = db.ListPartitions();
+  for (int32_t p : on_disk) {
+    if (p >= options.num_partitions) {
+      return Status::FailedPrecondition(storage::PartitionCfName(p) + " is on disk but the topic has only " +
+                                        std::to_string(options.num_partitions) +
+                                        " partitions (kafka.num_partitions changed?)");
+    }
+  }
+  for (const auto& [p, cp] : checkpoints) {
+    if (std::find(on_disk.begin(), on_disk.end(), p) != on_disk.end()) continue;
+    log::Warn("store", "deleting a checkpoint without data").Kv("partition", p).Kv("next_offset", cp.next_offset);
+    RETURN_IF_ERROR(db.DropPartition(p));
+  }
+
+  // Partitions load independently; two threads keep both cores busy on this machine kind.
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> rows{0}, skipped{0};
+  std::mutex error_mu;
+  Status error;
+  auto worker = [&] {
+    for (size_t i = next++; i < on_disk.size(); i = next++) {
+      const int32_t p = on_disk[i];
+      auto it = checkpoints.find(p);
+      std::optional<storage::Checkpoint> cp;
+      if (it != checkpoints.end()) cp = it->second;
+      uint64_t r = 0, s = 0;
+      Status st = store->LoadPartition(p, cp, &r, &s);
+      rows += r;
+      skipped += s;
+      if (!st.ok()) {
+        std::lock_guard lock(error_mu);
+        if (error.ok()) error = st;
+      }
+    }
+  };
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(threads, on_disk.size()); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  RETURN_IF_ERROR(error);
+
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log::Info("store", "loaded usage from disk")
+      .Kv("partitions", on_disk.size())
+      .Kv("streams", rows.load())
+      .Kv("expired_rows_deleted", skipped.load())
+      .Kv("seconds", secs);
+  return store;
+}
+
+Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, uint64_t* rows,
+                                 uint64_t* skipped) {
+  PartitionUsage& pu = *partitions_[static_cast<size_t>(partition)];
+  std::lock_guard lock(pu.mu());
+  pu.present = true;
+  if (cp) {
+    pu.has_checkpoint = true;
+    pu.next_offset = cp->next_offset;
+    pu.newest_record_ms = cp->newest_record_ms;
+  }
+  const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
+  const uint32_t bucket_s = options_.windows.bucket_s;
+  storage::StreamRow row;
+  std::vector<std::string> expired;
+  uint64_t corrupt = 0;
+  Status scan = db_.ScanPartition(partition, "", [&](std::string_view key, std::string_view value) {
+    std::string_view tenant;
+    uint64_t hash = 0;
+    if (!storage::DecodeStreamKey(key, &tenant, &hash) || !storage::DecodeStreamRow(value, &row).ok()) {
+      ++corrupt;
+      return true;
+    }
+    if (static_cast<int64_t>(row.last_seen_s) < cutoff) {
+      expired.emplace_back(key);
+      return true;
+    }
+    std::optional<uint32_t> tid = tenants_.Intern(tenant);
+    std::optional<uint32_t> pid = policies_.Intern(row.policy);
+    if (!tid || !pid) {
+      ++corrupt;
+      return true;
+    }
+    // Rates kept in another bucket size cannot be mapped onto ours; they expire in minutes.
+    const size_t rate_count = row.bucket_s == bucket_s ? row.rate_bytes.size() : 0;
+    pu.GetOrCreate(*tid, tenant).Restore(hash, static_cast<PolicyId>(*pid), row.last_seen_s, row.last_produced_s,
+                                         row.newest_bucket_s, row.rate_bytes.data(), rate_count);
+    ++*rows;
+    return true;
+  });
+  RETURN_IF_ERROR(scan);
+  if (corrupt > 0) {
+    log::Error("store", "skipped undecodable rows (limitsctl verify reports them)")
+        .Kv("partition", partition)
+        .Kv("rows", corrupt);
+  }
+  if (!expired.empty()) {
+    storage::WriteBatch batch(db_);
+    for (const std::string& key : expired) batch.DeleteRow(partition, key);
+    RETURN_IF_ERROR(db_.Write(batch));
+  }
+  *skipped = expired.size();
+  return Status::OK();
+}
+
+PartitionUsage* UsageStore::Partition(int32_t partition) {
+  if (partition < 0 || partition >= options_.num_partitions) return nullptr;
+  return partitions_[static_cast<size_t>(partition)].get();
+}
+
+Status UsageStore::CheckHealthy() {
+  std::lock_guard lock(flush_mu_);
+  return failed_;
+}
+
+Status UsageStore::EnsurePresentLocked(PartitionUsage& pu) {
+  if (pu.present) return Status::OK();
+  RETURN_IF_ERROR(db_.CreatePartition(pu.id()));
+  pu.present = true;
+  return Status::OK();
+}
+
+Status UsageStore::EnsurePartition(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
+  std::lock_guard lock(pu->mu());
+  return EnsurePresentLocked(*pu);
+}
+
+// --- consumption -------------------------------------------------------------------------
+
+Status UsageStore::Apply(int32_t partition, std::span<const Record> records, int64_t next_offset,
+                         ApplyStats* stats) {
+  RETURN_IF_ERROR(ApplyBuffered(partition, records, next_offset, stats));
+  return Flush();
+}
+
+Status UsageStore::ApplyBuffered(int32_t partition, std::span<const Record> records, int64_t next_offset,
+                                 ApplyStats* stats) {
+  RETURN_IF_ERROR(CheckHealthy());
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
+  ApplyStats local;
+  std::lock_guard lock(pu->mu());
+  RETURN_IF_ERROR(EnsurePresentLocked(*pu));
+  RETURN_IF_ERROR(ApplyLocked(*pu, records, next_offset, NowSeconds(), stats ? stats : &local));
+  return Status::OK();
+}
+
+Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset,
+                               int64_t now_s, ApplyStats* stats) {
+  const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
+  // Consecutive records mostly share a tenant and policy: skip the intern look-ups then.
+  std::string_view last_tenant, last_policy;
+  TenantId tid = 0;
+  TenantStreams* ts = nullptr;
+  PolicyId pid = 0;
+  bool have_policy = false;
+  for (const Record& r : records) {
+    if (r.offset < pu.next_offset) {
+      ++stats->already_applied;
+      continue;
+    }
+    if (!ValidTenant(r.tenant) || r.policy.size() > kMaxPolicyLength || r.timestamp_ms < 0) {
+      ++stats->invalid;
+      continue;
+    }
+    const int64_t seen = std::min(r.timestamp_ms / 1000, now_s);  // a clock ahead of ours counts as now
+    if (seen < cutoff) {
+      ++stats->outside_window;
+      continue;
+    }
+    if (ts == nullptr || r.tenant != last_tenant) {
+      std::optional<uint32_t> id = tenants_.Intern(r.tenant);
+      if (!id) {
+        ++stats->invalid;
+        continue;
+      }
+      tid = *id;
+      ts = &pu.GetOrCreate(tid, r.tenant);
+      last_tenant = r.tenant;
+    }
+    if (!have_policy || r.policy != last_policy) {
+      std::optional<uint32_t> id = policies_.Intern(r.policy);
+      if (!id) {
+        ++stats->invalid;
+        continue;
+      }
+      pid = static_cast<PolicyId>(*id);
+      last_policy = r.policy;
+      have_policy = true;
+    }
+    ts->Observe(r.stream_hash, pid, static_cast<uint32_t>(seen), r.bytes);
+    pu.QueueForFlush(tid, *ts);
+    pu.newest_record_ms = std::max(pu.newest_record_ms, r.timestamp_ms);
+    ++stats->applied;
+  }
+  pu.next_offset = std::max(pu.next_offset, next_offset);
+  pu.has_checkpoint = true;
+  pu.QueueCheckpoint();
+  return Status::OK();
+}
+
+// --- flushing ----------------------------------------------------------------------------
+
+Status UsageStore::Flush() {
+  std::unique_lock lock(flush_mu_);
+  const uint64_t ticket = ++flush_requested_;
+  while (flush_completed_ < ticket) {
+    if (!failed_.ok()) return failed_;
+    if (flushing_) {
+      flush_cv_.wait(lock);
+      continue;
+    }
+    // Leader: everything requested so far was changed before this collection starts.
+    flushing_ = true;
+    const uint64_t target = flush_requested_;
+    lock.unlock();
+    Status s = WritePending();
+    lock.lock();
+    flushing_ = false;
+    if (s.ok()) {
+      flush_completed_ = std::max(flush_completed_, target);
+    } else {
+      failed_ = s.Prefixed("usage store write failed; refusing updates until restart");
+      log::Error("store", "write failed").Kv("error", s.ToString());
+    }
+    flush_cv_.notify_all();
+  }
+  return failed_;
+}
+
+Status UsageStore::WritePending() {
+  storage::WriteBatch batch(db_);
+  std::string key, value;
+  const uint32_t n = options_.windows.num_buckets();
+  std::vector<uint64_t> rate(n);
+  std::vector<std::string_view> policy_names;  // PolicyId -> name, filled on demand
+  auto policy_name = [&](PolicyId id) {
+    if (id >= policy_names.size()) {
+      for (size_t i = policy_names.size(); i <= id; ++i) policy_names.push_back(policies_.Name(static_cast<uint32_t>(i)));
+    }
+    return policy_names[id];
+  };
+  for (auto& pu : partitions_) {
+    if (!pu->pending()) continue;
+    std::lock_guard lock(pu->mu());
+    const int32_t p = pu->id();
+    pu->DrainWrites(
+        [&](const TenantStreams& ts, uint64_t hash, const StreamEntry& e) {
+          key.clear();
+          storage::AppendStreamKey(&key, ts.tenant(), hash);
+          value.clear();
+          const uint32_t newest = ts.RateNewestFirst(e, rate.data());
+          storage::EncodeStreamRow(&value, policy_name(e.policy), e.last_seen_s, e.last_produced_s,
+                                   options_.windows.bucket_s, newest, rate);
+          batch.PutRow(p, key, value);
+        },
+        [&](const TenantStreams& ts, uint64_t hash) { batch.DeleteRow(p, storage::EncodeStreamKey(ts.tenant(), hash)); },
+        [&] { batch.PutCheckpoint(p, storage::Checkpoint{pu->next_offset, pu->newest_record_ms}); });
+  }
+  if (batch.Count() == 0) return Status::OK();
+  return db_.Write(batch);
+}
+
+Status UsageStore::Exclusive(const std::function<Status()>& fn) {
+  std::unique_lock lock(flush_mu_);
+  flush_cv_.wait(lock, [this] { return !flushing_; });
+  flushing_ = true;
+  lock.unlock();
+  Status s = fn();
+  lock.lock();
+  flushing_ = false;
+  flush_cv_.notify_all();
+  return s;
+}
+
+// --- serving -----------------------------------------------------------------------------
+
+void UsageStore::CountPool(Admission& admission, TenantId tenant, const PartitionSet& serving, int64_t cutoff_s) {
+  for (int32_t p : serving.ToVector()) {
+    PartitionUsage* pu = Partition(p);
+    if (pu == nullptr) continue;
+    std::lock_guard lock(pu->mu());
+    if (TenantStreams* ts = pu->Find(tenant)) admission.CountPartition(*ts, cutoff_s);
+  }
+  admission.MarkCounted();
+}
+
+Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams,
+                              const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out) {
+  out->verdicts.assign(streams.size(), Verdict::kNotServed);
+  out->to_produce.clear();
+  if (!ValidTenant(tenant)) {
+    return Status::InvalidArgument("tenant must be 1 to " + std::to_string(storage::kMaxTenantLength) + " bytes");
+  }
+  for (const StreamUpdate& s : streams) {
+    if (s.policy.size() > kMaxPolicyLength) {
+      return Status::InvalidArgument("ingestion policy longer than " + std::to_string(kMaxPolicyLength) + " bytes");
+    }
+  }
+  RETURN_IF_ERROR(CheckHealthy());
+  std::optional<uint32_t> tenant_id = tenants_.Intern(tenant);
+  if (!tenant_id) return Status::Unavailable("too many tenants");
+  const TenantId tid = *tenant_id;
+  const int64_t now_s = NowSeconds();
+  const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
+  const uint32_t produce_interval = options_.windows.produce_interval_s;
+
+  // Visit streams partition by partition, so each partition's mutex is taken once.
+  std::vector<uint64_t> order(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const uint64_t p = streams[i].stream_hash % static_cast<uint64_t>(options_.num_partitions);
+    order[i] = (p << 32) | i;
+  }
+  std::sort(order.begin(), order.end());
+
+  Admission admission(limits, policies_, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
+  std::lock_guard admission_lock(admission_mu_[tid % kAdmissionStripes]);
+  bool changed = false;
+  size_t k = 0;
+  while (k < order.size()) {
+    const auto p = static_cast<int32_t>(order[k] >> 32);
+    size_t end = k;
+    while (end < order.size() && static_cast<int32_t>(order[end] >> 32) == p) ++end;
+    PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
+    if (!serving.Contains(p)) {
+      k = end;
+      continue;
+    }
+    std::unique_lock lock(pu.mu());
+    RETURN_IF_ERROR(EnsurePresentLocked(pu));
+    TenantStreams* ts = pu.Find(tid);
+    bool recount = false;
+    for (; k < end; ++k) {
+      const uint32_t i = static_cast<uint32_t>(order[k]);
+      const StreamUpdate& s = streams[i];
+      StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
+      const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
+      std::optional<uint32_t> pid = policies_.Intern(s.policy);
+      if (!pid) return Status::Unavailable("too many ingestion policies");
+      if (!active) {
+        const size_t bucket = admission.BucketOf(static_cast<PolicyId>(*pid));
+        if (admission.Limited(bucket) && !admission.counted()) {
+          recount = true;  // counting takes other partitions' mutexes: not while holding this one
+          break;
+        }
+        if (!admission.TryAdmit(bucket)) {
+          out->verdicts[i] = Verdict::kMaxStreams;
+          continue;
+        }
+      }
+      if (ts == nullptr) ts = &pu.GetOrCreate(tid, tenant);
+      StreamEntry& entry = ts->Observe(s.stream_hash, static_cast<PolicyId>(*pid), static_cast<uint32_t>(now_s), s.bytes);
+      if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
+        ts->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
+        out->to_produce.push_back(i);
+      }
+      pu.QueueForFlush(tid, *ts);
+      out->verdicts[i] = Verdict::kAccepted;
+      changed = true;
+    }
+    if (recount) {
+      lock.unlock();
+      CountPool(admission, tid, serving, cutoff);  // then retry from stream k
+    }
+  }
+  std::sort(out->to_produce.begin(), out->to_produce.end());
+  return changed ? Flush() : Status::OK();
+}
+
+// --- partitions --------------------------------------------------------------------------
+
+Status UsageStore::DropPartition(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
+  // Exclusive: no flush is writing this partition's rows while its column family goes.
+  return Exclusive([&] {
+    std::lock_guard lock(pu->mu());
+    pu->Clear();
+    pu->present = false;
+    return db_.DropPartition(partition);
+  });
+}
+
+Result<uint64_t> UsageStore::EvictExpired(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
+  RETURN_IF_ERROR(CheckHealthy());
+  const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
+  uint64_t evicted = 0;
+  {
+    std::lock_guard lock(pu->mu());
+    pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
+      const size_t n = ts.EvictBefore(cutoff);
+      if (n > 0) pu->QueueForFlush(tid, ts);
+      evicted += n;
+    });
+  }
+  RETURN_IF_ERROR(Flush());
+  return evicted;
+}
+
+Result<uint64_t> UsageStore::EvictExpired() {
+  uint64_t evicted = 0;
+  for (int32_t p = 0; p < options_.num_partitions; ++p) {
+    ASSIGN_OR_RETURN(uint64_t n, EvictExpired(p));
+    evicted += n;
+  }
+  return evicted;
+}
+
+std::optional<storage::Checkpoint> UsageStore::CheckpointOf(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return std::nullopt;
+  std::lock_guard lock(pu->mu());
+  if (!pu->has_checkpoint) return std::nullopt;
+  return storage::Checkpoint{pu->next_offset, pu->newest_record_ms};
+}
+
+std::vector<int32_t> UsageStore::Partitions() {
+  std::vector<int32_t> out;
+  for (auto& pu : partitions_) {
+    std::lock_guard lock(pu->mu());
+    if (pu->present) out.push_back(pu->id());
+  }
+  return out;
+}
+
+// --- queries -----------------------------------------------------------------------------
+
+TenantUsage UsageStore::UsageOf(std::string_view tenant, const PartitionSet& partitions) {
+  TenantUsage usage;
+  std::optional<uint32_t> tid = tenants_.Find(tenant);
+  if (!tid) return usage;
+  const int64_t now_s = NowSeconds();
+  const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
+  for (int32_t p : partitions.ToVector()) {
+    PartitionUsage* pu = Partition(p);
+    if (pu == nullptr) continue;
+    std::lock_guard lock(pu->mu());
+    TenantStreams* ts = pu->Find(*tid);
+    if (ts == nullptr) continue;
+    usage.total_streams += ts->size();
+    ts->ForEachPolicy(cutoff, [&](PolicyId policy, uint32_t active) {
+      usage.active_streams += active;
+      if (active > 0) usage.active_by_policy[std::string(policies_.Name(policy))] += active;
+    });
+    usage.rate_window_bytes += ts->TenantRate(now_s).bytes;
+  }
+  return usage;
+}
+
+void UsageStore::ForEachTenant(const std::function<void(const std::string&, uint64_t, uint64_t)>& fn) {
+  absl::flat_hash_map<TenantId, std::pair<uint64_t, uint64_t>> counts;
+  const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
+  for (auto& pu : partitions_) {
+    std::lock_guard lock(pu->mu());
+    pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
+      auto& [active, total] = counts[tid];
+      total += ts.size();
+      ts.ForEachPolicy(cutoff, [&](PolicyId, uint32_t n) { active += n; });
+    });
+  }
+  for (const auto& [tid, c] : counts) fn(std::string(tenants_.Name(tid)), c.first, c.second);
+}
+
+uint64_t UsageStore::ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy) {
+  PartitionUsage* pu = Partition(partition);
+  std::optional<uint32_t> tid = tenants_.Find(tenant);
+  std::optional<uint32_t> pid = policies_.Find(policy);
+  if (pu == nullptr || !tid || !pid) return 0;
+  std::lock_guard lock(pu->mu());
+  TenantStreams* ts = pu->Find(*tid);
+  return ts ? ts->ActiveOf(static_cast<PolicyId>(*pid), options_.windows.ActiveCutoff(NowSeconds())) : 0;
+}
+
+uint64_t UsageStore::TotalStreams() {
+  uint64_t total = 0;
+  for (auto& pu : partitions_) {
+    std::lock_guard lock(pu->mu());
+    pu->ForEachTenant([&](TenantId, TenantStreams& ts) { total += ts.size(); });
+  }
+  return total;
+}
+
+void UsageStore::ForEachStream(int32_t partition, const StreamFn& fn) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return;
+  std::lock_guard lock(pu->mu());
+  pu->ForEachTenant([&](TenantId, TenantStreams& ts) {
+    ts.ForEachStream([&](uint64_t hash, const StreamEntry& e) { fn(ts.tenant(), hash, policies_.Name(e.policy), e); });
+  });
+}
+
+}  // namespace limits

@@ -1,0 +1,189 @@
+// UsageStore: the per-tenant stream usage of the partitions on this node, in memory for
+// the hot path and mirrored to RocksDB (one column family per partition) for restarts.
+//
+// Memory is the source of truth while running; the database holds what memory held at the
+// last flush. A flush writes, in one WriteBatch, every changed stream row together with the
+// checkpoint (next offset) of each partition it covers: after a crash at any point the rows
+// and the checkpoint agree, and Kafka replays from the checkpoint exactly what is missing.
+// Repeated updates of a stream between flushes coalesce into one row write, which is what
+// lets replay run near Kafka's delivery rate although RocksDB's write path is far slower.
+//
+// Thread-safety: every method is safe to call concurrently. Per-partition mutexes guard
+// memory (never a global lock on the hot path); flushes are group commits — concurrent
+// callers share one WriteBatch. A failed write is sticky: the store refuses further updates
+// (memory is then ahead of disk in ways a checkpoint cannot describe).
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "limits/admission.h"
+#include "limits/intern_table.h"
+#include "limits/partition_set.h"
+#include "limits/partition_usage.h"
+#include "limits/tenant_limits.h"
+#include "limits/windows.h"
+#include "storage/checkpoint.h"
+#include "storage/db.h"
+
+namespace limits {
+
+// One consumed record (StreamMetadataRecord plus its Kafka coordinates).
+struct Record {
+  std::string_view tenant;
+  uint64_t stream_hash = 0;
+  uint64_t bytes = 0;  // StreamMetadata.totalSize
+  std::string_view policy;
+  int64_t timestamp_ms = 0;  // the record's timestamp: when the stream was seen
+  int64_t offset = 0;
+};
+
+struct ApplyStats {
+  uint64_t applied = 0;
+  uint64_t already_applied = 0;  // offset below the checkpoint: re-delivery, skipped
+  uint64_t outside_window = 0;   // older than the active window: nothing to keep
+  uint64_t invalid = 0;          // bad tenant or policy: counted and skipped
+};
+
+// One stream of a synchronous request (ExceedsLimits).
+struct StreamUpdate {
+  uint64_t stream_hash = 0;
+  uint64_t bytes = 0;
+  std::string_view policy;
+};
+
+enum class Verdict : uint8_t {
+  kAccepted,
+  kMaxStreams,  // a new stream beyond the tenant's (or its policy's) stream limit
+  kNotServed,   // its partition is not in the serving set
+};
+
+struct UpdateCondResult {
+  std::vector<Verdict> verdicts;  // one per input stream, in input order
+  std::vector<uint32_t> to_produce;  // indices of accepted streams due to be produced now
+};
+
+// Counts of one tenant, summed over a set of partitions.
+struct TenantUsage {
+  uint64_t active_streams = 0;
+  uint64_t total_streams = 0;  // including expired streams not yet evicted
+  std::map<std::string, uint64_t> active_by_policy;  // "" = no policy
+  uint64_t rate_window_bytes = 0;  // bytes in the rate window's buckets
+};
+
+struct UsageStoreOptions {
+  int32_t num_partitions = 64;
+  Windows windows;
+  const Clock* clock = &Clock::System();  // must outlive the store
+};
+
+class UsageStore {
+ public:
+  // Loads every partition on disk into memory, skipping rows outside the active window.
+  // A checkpoint without a column family (never written by us) is deleted. `db` must
+  // outlive the store.
+  static Result<std::unique_ptr<UsageStore>> Open(storage::Db& db, const UsageStoreOptions& options);
+  ~UsageStore();
+
+  // --- consumption ---------------------------------------------------------------------
+  // Applies consumed records and persists them with the checkpoint `next_offset` (the next
+  // offset to consume) in one WriteBatch before returning. Records below the current
+  // checkpoint are skipped, so re-delivery never double counts. Creates the partition's
+  // column family when missing.
+  Status Apply(int32_t partition, std::span<const Record> records, int64_t next_offset,
+               ApplyStats* stats = nullptr);
+  // Same, in memory only: the rows and the checkpoint are persisted together by the next
+  // Flush(). The consumer uses it to coalesce many batches into one write.
+  Status ApplyBuffered(int32_t partition, std::span<const Record> records, int64_t next_offset,
+                       ApplyStats* stats = nullptr);
+  // Persists everything applied or updated so far (group commit).
+  Status Flush();
+
+  // --- serving -------------------------------------------------------------------------
+  // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted
+  // over the `serving` partitions (admission.h), updates the accepted ones as seen now,
+  // picks those due to be produced (at most once per produce interval), and persists.
+  // Streams whose partition is not in `serving` get kNotServed and change nothing; a
+  // serving partition without a column family gets one.
+  Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
+                    const PartitionSet& serving, UpdateCondResult* out);
+
+  // --- partitions ----------------------------------------------------------------------
+  // Creates the partition's column family if missing.
+  Status EnsurePartition(int32_t partition);
+  // Forgets the partition in memory and drops its data (checkpoint first, then the column
+  // family), serialised with flushes.
+  Status DropPartition(int32_t partition);
+  // Removes streams outside the active window from memory and disk; returns how many.
+  Result<uint64_t> EvictExpired();
+  // Evicts one partition's streams outside the window (on assignment, before replay).
+  Result<uint64_t> EvictExpired(int32_t partition);
+
+  // The partition's checkpoint as applied in memory (flushed or about to be); nullopt when
+  // it has none.
+  std::optional<storage::Checkpoint> CheckpointOf(int32_t partition);
+  // Partitions present (with a column family), ascending.
+  std::vector<int32_t> Partitions();
+
+  // --- queries -------------------------------------------------------------------------
+  TenantUsage UsageOf(std::string_view tenant, const PartitionSet& partitions);
+  // fn(tenant, active, total) for every tenant with streams, summed over all partitions.
+  void ForEachTenant(const std::function<void(const std::string&, uint64_t, uint64_t)>& fn);
+  // Active streams of a tenant's policy in one partition ("" = no policy).
+  uint64_t ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy);
+  uint64_t TotalStreams();
+  // fn(tenant, hash, policy, entry) for every stream of the partition in memory.
+  using StreamFn = std::function<void(std::string_view, uint64_t, std::string_view, const StreamEntry&)>;
+  void ForEachStream(int32_t partition, const StreamFn& fn);
+
+  int32_t num_partitions() const { return options_.num_partitions; }
+  const Windows& windows() const { return options_.windows; }
+
+ private:
+  UsageStore(storage::Db& db, const UsageStoreOptions& options);
+
+  Status LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, uint64_t* rows,
+                       uint64_t* skipped);
+  Status ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset, int64_t now_s,
+                     ApplyStats* stats);
+  Status EnsurePresentLocked(PartitionUsage& pu);
+  Status WritePending();
+  // Runs fn with no flush running and none starting (group-commit leadership).
+  Status Exclusive(const std::function<Status()>& fn);
+  Status CheckHealthy();
+  void CountPool(Admission& admission, TenantId tenant, const PartitionSet& serving, int64_t cutoff_s);
+  PartitionUsage* Partition(int32_t partition);
+  int64_t NowSeconds() const { return options_.clock->NowMillis() / 1000; }
+
+  storage::Db& db_;
+  const UsageStoreOptions options_;
+  InternTable tenants_;
+  InternTable policies_;
+  std::vector<std::unique_ptr<PartitionUsage>> partitions_;  // fixed size: num_partitions
+
+  // Same-tenant admissions are serialised so that two requests cannot both take the last
+  // place; different tenants rarely share a stripe.
+  static constexpr size_t kAdmissionStripes = 64;
+  std::mutex admission_mu_[kAdmissionStripes];
+
+  // Group commit.
+  std::mutex flush_mu_;
+  std::condition_variable flush_cv_;
+  bool flushing_ = false;            // GUARDED_BY(flush_mu_)
+  uint64_t flush_requested_ = 0;     // GUARDED_BY(flush_mu_)
+  uint64_t flush_completed_ = 0;     // GUARDED_BY(flush_mu_)
+  Status failed_;                    // GUARDED_BY(flush_mu_); sticky write failure
+};
+
+}  // namespace limits

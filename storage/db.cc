@@ -1,0 +1,323 @@
+#include "storage/db.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/metadata.h>
+#include <rocksdb/write_batch.h>
+
+#include <mutex>
+#include <shared_mutex>
+
+#include "common/log.h"
+#include "storage/codec.h"
+#include "storage/column_families.h"
+#include "storage/db_options.h"
+#include "storage/rocks_status.h"
+
+namespace limits::storage {
+
+struct Db::Rep {
+  DbOptions options;
+  std::shared_ptr<TtlFilterStats> ttl_stats = std::make_shared<TtlFilterStats>();
+  RocksOptions rocks;
+  rocksdb::DB* db = nullptr;
+  rocksdb::ColumnFamilyHandle* meta = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> others;  // "default"
+
+  mutable std::shared_mutex mu;
+  std::map<int32_t, rocksdb::ColumnFamilyHandle*> partitions;  // GUARDED_BY(mu)
+  // Handles of dropped column families stay alive until Close, so a stale pointer held by a
+  // racing batch is an error from RocksDB, never a use-after-free.
+  std::vector<rocksdb::ColumnFamilyHandle*> dropped;  // GUARDED_BY(mu)
+
+  std::mutex hook_mu;
+  std::function<void()> before_write_hook;  // GUARDED_BY(hook_mu)
+
+  rocksdb::ColumnFamilyHandle* Handle(int32_t partition) const {
+    std::shared_lock lock(mu);
+    auto it = partitions.find(partition);
+    return it == partitions.end() ? nullptr : it->second;
+  }
+
+  Status CheckFormatVersion();
+};
+
+struct WriteBatch::Rep {
+  Db::Rep* db;
+  rocksdb::WriteBatch wb;
+  int32_t cached_partition = -1;
+  rocksdb::ColumnFamilyHandle* cached_handle = nullptr;
+  Status error;  // first problem building the batch, reported by Db::Write
+
+  rocksdb::ColumnFamilyHandle* Handle(int32_t partition) {
+    if (partition != cached_partition) {
+      cached_handle = db->Handle(partition);
+      cached_partition = partition;
+    }
+    if (cached_handle == nullptr && error.ok()) {
+      error = Status::FailedPrecondition("write to " + PartitionCfName(partition) + ", which has no column family");
+    }
+    return cached_handle;
+  }
+};
+
+Db::Db(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+
+Db::~Db() {
+  Status s = Close();
+  if (!s.ok()) log::Error("storage", "close failed").Kv("error", s.ToString());
+}
+
+Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
+  auto rep = std::make_unique<Rep>();
+  rep->options = options;
+  rep->rocks = MakeDbOptions(options, rep->ttl_stats);
+
+  std::vector<std::string> names;
+  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rep->rocks.db, options.path, &names);
+  if (!ls.ok()) names = {rocksdb::kDefaultColumnFamilyName};  // a new database
+  if (std::find(names.begin(), names.end(), kMetaCf) == names.end()) names.push_back(kMetaCf);
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : names) {
+    if (name == rocksdb::kDefaultColumnFamilyName || name == kMetaCf) {
+      descriptors.emplace_back(name, rep->rocks.meta_cf);
+    } else if (ParsePartitionCfName(name)) {
+      descriptors.emplace_back(name, rep->rocks.partition_cf);
+    } else {
+      return Status::FailedPrecondition("open " + options.path + ": unknown column family \"" + name +
+                                        "\" (not a limitsd database?)");
+    }
+  }
+
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Options open_options(rep->rocks.db, rep->rocks.meta_cf);
+  rocksdb::Status s = rocksdb::DB::Open(open_options, options.path, descriptors, &handles, &rep->db);
+  if (!s.ok()) return FromRocks(s).Prefixed("open " + options.path);
+
+  for (rocksdb::ColumnFamilyHandle* h : handles) {
+    if (h->GetName() == kMetaCf) rep->meta = h;
+    else if (auto p = ParsePartitionCfName(h->GetName())) rep->partitions[*p] = h;
+    else rep->others.push_back(h);
+  }
+  auto db = std::unique_ptr<Db>(new Db(std::move(rep)));
+  RETURN_IF_ERROR(db->rep_->CheckFormatVersion().Prefixed("open " + options.path));
+  return db;
+}
+
+Status Db::Rep::CheckFormatVersion() {
+  std::string raw;
+  rocksdb::Status s = db->Get(rocksdb::ReadOptions(), meta, kFormatVersionKey, &raw);
+  if (s.IsNotFound()) {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
+    it->SeekToFirst();
+    if (!partitions.empty() || it->Valid()) {
+      return Status::Corruption("meta has data but no format version");
+    }
+    std::string v;
+    PutFixed32(&v, kFormatVersion);
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    return FromRocks(db->Put(sync, meta, kFormatVersionKey, v));
+  }
+  if (!s.ok()) return FromRocks(s);
+  if (raw.size() != 4) return Status::Corruption("format version of " + std::to_string(raw.size()) + " bytes");
+  const uint32_t version = GetFixed32(raw.data());
+  if (version != kFormatVersion) {
+    return Status::FailedPrecondition("format version " + std::to_string(version) +
+                                      " is not supported by this build (it reads version " +
+                                      std::to_string(kFormatVersion) + ")");
+  }
+  return Status::OK();
+}
+
+Status Db::Close() {
+  if (!rep_ || rep_->db == nullptr) return Status::OK();
+  std::unique_lock lock(rep_->mu);
+  for (auto& [p, h] : rep_->partitions) rep_->db->DestroyColumnFamilyHandle(h);
+  for (auto* h : rep_->dropped) rep_->db->DestroyColumnFamilyHandle(h);
+  for (auto* h : rep_->others) rep_->db->DestroyColumnFamilyHandle(h);
+  rep_->db->DestroyColumnFamilyHandle(rep_->meta);
+  rep_->partitions.clear();
+  rep_->dropped.clear();
+  rep_->others.clear();
+  rocksdb::Status s = rep_->db->Close();
+  delete rep_->db;
+  rep_->db = nullptr;
+  return FromRocks(s).Prefixed("close " + rep_->options.path);
+}
+
+const std::string& Db::path() const { return rep_->options.path; }
+
+std::vector<int32_t> Db::ListPartitions() const {
+  std::shared_lock lock(rep_->mu);
+  std::vector<int32_t> out;
+  for (const auto& [p, h] : rep_->partitions) out.push_back(p);
+  return out;
+}
+
+bool Db::HasPartition(int32_t partition) const { return rep_->Handle(partition) != nullptr; }
+
+Status Db::CreatePartition(int32_t partition) {
+  if (partition < 0 || partition > kMaxPartition) {
+    return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
+  }
+  std::unique_lock lock(rep_->mu);
+  if (rep_->partitions.count(partition)) return Status::OK();
+  rocksdb::ColumnFamilyHandle* h = nullptr;
+  rocksdb::Status s = rep_->db->CreateColumnFamily(rep_->rocks.partition_cf, PartitionCfName(partition), &h);
+  if (!s.ok()) return FromRocks(s).Prefixed("create " + PartitionCfName(partition));
+  rep_->partitions[partition] = h;
+  return Status::OK();
+}
+
+Status Db::DropPartition(int32_t partition) {
+  std::unique_lock lock(rep_->mu);
+  const std::string name = PartitionCfName(partition);
+  // Checkpoint first, synced: should the drop below not happen, the data is orphaned
+  // (rebuilt by replay), never described by a checkpoint it no longer matches.
+  rocksdb::WriteBatch wb;
+  wb.Delete(rep_->meta, CheckpointKey(partition));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  RETURN_IF_ERROR(FromRocks(rep_->db->Write(sync, &wb)).Prefixed("drop " + name + ": delete checkpoint"));
+  auto it = rep_->partitions.find(partition);
+  if (it == rep_->partitions.end()) return Status::OK();
+  RETURN_IF_ERROR(FromRocks(rep_->db->DropColumnFamily(it->second)).Prefixed("drop " + name));
+  rep_->dropped.push_back(it->second);
+  rep_->partitions.erase(it);
+  return Status::OK();
+}
+
+Result<std::optional<Checkpoint>> Db::ReadCheckpoint(int32_t partition) const {
+  std::string raw;
+  rocksdb::Status s = rep_->db->Get(rocksdb::ReadOptions(), rep_->meta, CheckpointKey(partition), &raw);
+  if (s.IsNotFound()) return std::optional<Checkpoint>();
+  if (!s.ok()) return FromRocks(s).Prefixed("checkpoint of " + PartitionCfName(partition));
+  Result<Checkpoint> cp = DecodeCheckpoint(raw);
+  if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(partition));
+  return std::optional<Checkpoint>(*cp);
+}
+
+Result<std::map<int32_t, Checkpoint>> Db::ReadCheckpoints() const {
+  std::map<int32_t, Checkpoint> out;
+  std::unique_ptr<rocksdb::Iterator> it(rep_->db->NewIterator(rocksdb::ReadOptions(), rep_->meta));
+  const std::string prefix = kCheckpointKeyPrefix;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    if (k.size() != prefix.size() + 4) return Status::Corruption("meta: malformed checkpoint key");
+    uint32_t p = 0;
+    for (size_t i = prefix.size(); i < k.size(); ++i) p = (p << 8) | static_cast<uint8_t>(k[i]);
+    Result<Checkpoint> cp = DecodeCheckpoint(std::string_view(it->value().data(), it->value().size()));
+    if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(static_cast<int32_t>(p)));
+    out[static_cast<int32_t>(p)] = *cp;
+  }
+  RETURN_IF_ERROR(FromRocks(it->status()));
+  return out;
+}
+
+Status Db::ScanPartition(int32_t partition, std::string_view prefix, const RowFn& fn) const {
+  std::shared_lock lock(rep_->mu);
+  auto h = rep_->partitions.find(partition);
+  if (h == rep_->partitions.end()) return Status::NotFound(PartitionCfName(partition) + " does not exist");
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;  // full scans would evict what is hot
+  ro.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(rep_->db->NewIterator(ro, h->second));
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    if (!k.starts_with(rocksdb::Slice(prefix.data(), prefix.size()))) break;
+    if (!fn(std::string_view(k.data(), k.size()), std::string_view(it->value().data(), it->value().size()))) break;
+  }
+  return FromRocks(it->status()).Prefixed("scan " + PartitionCfName(partition));
+}
+
+Status Db::Write(WriteBatch& batch) {
+  RETURN_IF_ERROR(batch.rep_->error);
+  {
+    std::lock_guard lock(rep_->hook_mu);
+    if (rep_->before_write_hook) rep_->before_write_hook();
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = false;
+  return FromRocks(rep_->db->Write(wo, &batch.rep_->wb)).Prefixed("write batch");
+}
+
+Status Db::Compact(std::optional<int32_t> partition) {
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  std::vector<std::pair<int32_t, rocksdb::ColumnFamilyHandle*>> targets;
+  {
+    std::shared_lock lock(rep_->mu);
+    for (const auto& [p, h] : rep_->partitions) {
+      if (!partition || *partition == p) targets.emplace_back(p, h);
+    }
+  }
+  if (partition && targets.empty()) return Status::NotFound(PartitionCfName(*partition) + " does not exist");
+  for (const auto& [p, h] : targets) {
+    RETURN_IF_ERROR(FromRocks(rep_->db->CompactRange(co, h, nullptr, nullptr)).Prefixed("compact " + PartitionCfName(p)));
+  }
+  return Status::OK();
+}
+
+Status Db::FlushMemtables() {
+  std::shared_lock lock(rep_->mu);
+  std::vector<rocksdb::ColumnFamilyHandle*> all{rep_->meta};
+  for (const auto& [p, h] : rep_->partitions) all.push_back(h);
+  return FromRocks(rep_->db->Flush(rocksdb::FlushOptions(), all)).Prefixed("flush");
+}
+
+std::vector<CfStats> Db::Stats() const {
+  std::shared_lock lock(rep_->mu);
+  std::vector<rocksdb::ColumnFamilyHandle*> all{rep_->meta};
+  for (const auto& [p, h] : rep_->partitions) all.push_back(h);
+  std::vector<CfStats> out;
+  for (rocksdb::ColumnFamilyHandle* h : all) {
+    CfStats s;
+    s.name = h->GetName();
+    rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kEstimateNumKeys, &s.estimated_keys);
+    rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kTotalSstFilesSize, &s.sst_bytes);
+    rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kCurSizeAllMemTables, &s.memtable_bytes);
+    rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &s.pending_compaction_bytes);
+    rocksdb::ColumnFamilyMetaData meta;
+    rep_->db->GetColumnFamilyMetaData(h, &meta);
+    s.sst_files = meta.file_count;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+uint64_t Db::TtlDropped() const { return rep_->ttl_stats->dropped.load(std::memory_order_relaxed); }
+
+void Db::SetBeforeWriteHookForTest(std::function<void()> hook) {
+  std::lock_guard lock(rep_->hook_mu);
+  rep_->before_write_hook = std::move(hook);
+}
+
+WriteBatch::WriteBatch(Db& db) : rep_(std::make_unique<Rep>()) { rep_->db = db.rep_.get(); }
+WriteBatch::~WriteBatch() = default;
+
+void WriteBatch::PutRow(int32_t partition, std::string_view key, std::string_view value) {
+  if (auto* h = rep_->Handle(partition)) {
+    rep_->wb.Put(h, rocksdb::Slice(key.data(), key.size()), rocksdb::Slice(value.data(), value.size()));
+  }
+}
+
+void WriteBatch::DeleteRow(int32_t partition, std::string_view key) {
+  if (auto* h = rep_->Handle(partition)) rep_->wb.Delete(h, rocksdb::Slice(key.data(), key.size()));
+}
+
+void WriteBatch::PutCheckpoint(int32_t partition, const Checkpoint& cp) {
+  rep_->wb.Put(rep_->db->meta, CheckpointKey(partition), EncodeCheckpoint(cp));
+}
+
+size_t WriteBatch::Count() const { return static_cast<size_t>(rep_->wb.Count()); }
+size_t WriteBatch::ByteSize() const { return rep_->wb.GetDataSize(); }
+
+void WriteBatch::Clear() {
+  rep_->wb.Clear();
+  rep_->error = Status::OK();
+  rep_->cached_partition = -1;
+  rep_->cached_handle = nullptr;
+}
+
+}  // namespace limits::storage

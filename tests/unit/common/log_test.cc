@@ -1,0 +1,69 @@
+#include "common/log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace limits::log {
+namespace {
+
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetSinkForTest([this](std::string_view line) { lines_.emplace_back(line); });
+  }
+  void TearDown() override {
+    SetSinkForTest(nullptr);
+    Configure(Level::kInfo, Format::kJson);
+  }
+  std::vector<std::string> lines_;
+};
+
+TEST_F(LogTest, JsonLineHasLevelComponentMessageAndFields) {
+  Configure(Level::kInfo, Format::kJson);
+  Info("store", "opened").Kv("partition", 17).Kv("path", "a \"b\"\n").Kv("ok", true).Kv("ratio", 0.5);
+  ASSERT_EQ(lines_.size(), 1u);
+  const std::string& l = lines_[0];
+  EXPECT_EQ(l.front(), '{');
+  EXPECT_EQ(l.back(), '}');
+  EXPECT_NE(l.find("\"level\":\"info\""), std::string::npos) << l;
+  EXPECT_NE(l.find("\"component\":\"store\""), std::string::npos) << l;
+  EXPECT_NE(l.find("\"msg\":\"opened\""), std::string::npos) << l;
+  EXPECT_NE(l.find("\"partition\":17"), std::string::npos) << l;
+  EXPECT_NE(l.find("\"path\":\"a \\\"b\\\"\\n\""), std::string::npos) << l;
+  EXPECT_NE(l.find("\"ok\":true"), std::string::npos) << l;
+  EXPECT_NE(l.find("\"ratio\":0.5"), std::string::npos) << l;
+}
+
+TEST_F(LogTest, LogfmtQuotesOnlyWhatNeedsIt) {
+  Configure(Level::kInfo, Format::kLogfmt);
+  Warn("kafka", "partition revoked").Kv("partition", 3).Kv("topic", "ingest-limits");
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("level=warn component=kafka msg=\"partition revoked\" partition=3 topic=ingest-limits"),
+            std::string::npos)
+      << lines_[0];
+}
+
+TEST_F(LogTest, BelowTheLevelNothingIsWritten) {
+  Configure(Level::kWarn, Format::kJson);
+  Info("store", "quiet");
+  Debug("store", "quieter");
+  Error("store", "loud");
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("loud"), std::string::npos);
+}
+
+TEST(LogParseTest, LevelsAndFormats) {
+  Level l;
+  EXPECT_TRUE(ParseLevel("debug", &l));
+  EXPECT_EQ(l, Level::kDebug);
+  EXPECT_FALSE(ParseLevel("verbose", &l));
+  Format f;
+  EXPECT_TRUE(ParseFormat("logfmt", &f));
+  EXPECT_EQ(f, Format::kLogfmt);
+  EXPECT_FALSE(ParseFormat("xml", &f));
+}
+
+}  // namespace
+}  // namespace limits::log

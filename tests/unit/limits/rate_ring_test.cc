@@ -1,0 +1,88 @@
+#include "limits/rate_ring.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace limits {
+namespace {
+
+constexpr uint32_t kN = 5, kBucket = 60, kRate = 300;
+constexpr uint32_t kT0 = 1'700'000'040;  // a bucket start: kT0 % 60 == 0 is not required
+
+std::vector<uint32_t> Ring() { return std::vector<uint32_t>(RateRing<uint32_t>::Words(kN), 0); }
+
+TEST(RateRingTest, BytesInTheSameBucketAddUp) {
+  auto r = Ring();
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, kT0, 100);
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, kT0 + 1, 50);
+  RateSum s = RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, kT0 + 1);
+  EXPECT_EQ(s.bytes, 150u);
+  EXPECT_EQ(s.populated, 1u);
+}
+
+TEST(RateRingTest, OnlyBucketsInsideTheRateWindowCount) {
+  auto r = Ring();
+  const uint32_t start = kT0 - kT0 % kBucket;
+  for (uint32_t i = 0; i < 5; ++i) RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + i * kBucket, 10 * (i + 1));
+  // Now inside the newest bucket: all five buckets start after now - 300.
+  RateSum s = RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 4 * kBucket + 30);
+  EXPECT_EQ(s.bytes, 150u);
+  EXPECT_EQ(s.populated, 5u);
+  // One bucket later the oldest bucket starts exactly at now - 300: out.
+  s = RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 5 * kBucket);
+  EXPECT_EQ(s.bytes, 140u);
+  EXPECT_EQ(s.populated, 4u);
+  // Long after, nothing.
+  s = RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 20 * kBucket);
+  EXPECT_EQ(s.bytes, 0u);
+}
+
+TEST(RateRingTest, AdvancingClearsSkippedBucketsAndDropsTooOldOnes) {
+  auto r = Ring();
+  const uint32_t start = kT0 - kT0 % kBucket;
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start, 7);
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + 2 * kBucket, 9);  // skips one bucket
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + 6 * kBucket, 1);  // wraps over `start`
+  RateSum s = RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 6 * kBucket);
+  EXPECT_EQ(s.bytes, 10u);  // 9 + 1; the 7 was overwritten, not summed
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start, 1000);  // older than the ring: dropped
+  EXPECT_EQ(RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 6 * kBucket).bytes, 10u);
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + 100 * kBucket, 3);  // far ahead: fresh ring
+  EXPECT_EQ(RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 100 * kBucket).bytes, 3u);
+}
+
+TEST(RateRingTest, LateBytesLandInTheirOwnBucket) {
+  auto r = Ring();
+  const uint32_t start = kT0 - kT0 % kBucket;
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + 3 * kBucket, 5);
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + kBucket, 6);  // out of order, still in range
+  uint64_t newest_first[kN];
+  EXPECT_EQ(RateRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, newest_first), start + 3 * kBucket);
+  EXPECT_EQ(std::vector<uint64_t>(newest_first, newest_first + kN), (std::vector<uint64_t>{5, 0, 6, 0, 0}));
+}
+
+TEST(RateRingTest, NewestFirstAndLoadRoundTrip) {
+  auto r = Ring();
+  const uint32_t start = kT0 - kT0 % kBucket;
+  for (uint32_t i = 0; i < 7; ++i) RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + i * kBucket, i + 1);
+  uint64_t out[kN];
+  const uint32_t newest = RateRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, out);
+  auto loaded = Ring();
+  RateRing<uint32_t>::Load(loaded.data(), kN, kBucket, newest, out, kN);
+  EXPECT_EQ(loaded, r);
+}
+
+TEST(RateRingTest, StreamBucketsSaturateInsteadOfWrapping) {
+  auto r = Ring();
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, kT0, 4'000'000'000ull);
+  RateRing<uint32_t>::Add(r.data(), kN, kBucket, kT0, 4'000'000'000ull);
+  EXPECT_EQ(RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, kT0).bytes, UINT32_MAX);
+  std::vector<uint64_t> wide(RateRing<uint64_t>::Words(kN), 0);
+  RateRing<uint64_t>::Add(wide.data(), kN, kBucket, kT0, 4'000'000'000ull);
+  RateRing<uint64_t>::Add(wide.data(), kN, kBucket, kT0, 4'000'000'000ull);
+  EXPECT_EQ(RateRing<uint64_t>::Sum(wide.data(), kN, kBucket, kRate, kT0).bytes, 8'000'000'000ull);
+}
+
+}  // namespace
+}  // namespace limits

@@ -1,0 +1,538 @@
+#include "limits/usage_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "storage/codec.h"
+#include "testing/fake_clock.h"
+#include "testing/temp_dir.h"
+
+namespace limits {
+namespace {
+
+using testing::FakeClock;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr int32_t kPartitions = 4;
+
+// A stream hash that lands in `partition`.
+uint64_t HashIn(int32_t partition, uint64_t n, int32_t partitions = kPartitions) {
+  return n * static_cast<uint64_t>(partitions) + static_cast<uint64_t>(partition);
+}
+
+class UsageStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open(int32_t partitions = kPartitions) {
+    store_.reset();
+    db_.reset();
+    storage::DbOptions o;
+    o.path = dir_.Sub("db");
+    o.block_cache_bytes = 8 << 20;
+    o.write_buffer_bytes = 8 << 20;
+    o.active_window_s = windows_.active_s;
+    o.clock = &clock_;
+    auto db = storage::Db::Open(o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    UsageStoreOptions so;
+    so.num_partitions = partitions;
+    so.windows = windows_;
+    so.clock = &clock_;
+    auto store = UsageStore::Open(*db_, so);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+
+  Record Rec(std::string_view tenant, uint64_t hash, int64_t offset, int64_t ts_ms = -1, std::string_view policy = "",
+             uint64_t bytes = 100) {
+    return Record{.tenant = tenant, .stream_hash = hash, .bytes = bytes, .policy = policy,
+                  .timestamp_ms = ts_ms < 0 ? clock_.NowMillis() : ts_ms, .offset = offset};
+  }
+
+  // Applies n records for `tenant` with streams 0..n-1 in `partition`, offsets from `first`.
+  ApplyStats ApplyStreams(int32_t partition, std::string_view tenant, int n, int64_t first = 0) {
+    std::vector<Record> recs;
+    for (int i = 0; i < n; ++i) recs.push_back(Rec(tenant, HashIn(partition, i), first + i));
+    ApplyStats stats;
+    Status s = store_->Apply(partition, recs, first + n, &stats);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return stats;
+  }
+
+  std::vector<Verdict> Check(std::string_view tenant, const std::vector<uint64_t>& hashes, const TenantLimits& limits,
+                             const PartitionSet& serving, std::string_view policy = "",
+                             std::vector<uint32_t>* to_produce = nullptr) {
+    std::vector<StreamUpdate> updates;
+    for (uint64_t h : hashes) updates.push_back({.stream_hash = h, .bytes = 10, .policy = policy});
+    UpdateCondResult out;
+    Status s = store_->UpdateCond(tenant, updates, limits, serving, &out);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (to_produce) *to_produce = out.to_produce;
+    return out.verdicts;
+  }
+
+  static TenantLimits Limit(uint64_t max_streams) {
+    TenantLimits l;
+    l.max_global_streams_per_user = max_streams;
+    return l;
+  }
+
+  static int Count(const std::vector<Verdict>& v, Verdict what) {
+    return static_cast<int>(std::count(v.begin(), v.end(), what));
+  }
+
+  // (tenant, hash) -> (policy, last seen, last produced) of the rows on disk.
+  using Rows = std::map<std::pair<std::string, uint64_t>, std::tuple<std::string, uint32_t, uint32_t>>;
+  Rows DiskRows(int32_t partition) {
+    Rows rows;
+    Status s = db_->ScanPartition(partition, "", [&](std::string_view k, std::string_view v) {
+      std::string_view tenant;
+      uint64_t hash;
+      storage::StreamRow row;
+      EXPECT_TRUE(storage::DecodeStreamKey(k, &tenant, &hash));
+      EXPECT_TRUE(storage::DecodeStreamRow(v, &row).ok());
+      rows[{std::string(tenant), hash}] = {row.policy, row.last_seen_s, row.last_produced_s};
+      return true;
+    });
+    if (s.IsNotFound()) return rows;
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return rows;
+  }
+  Rows MemoryRows(int32_t partition) {
+    Rows rows;
+    store_->ForEachStream(partition, [&](std::string_view tenant, uint64_t hash, std::string_view policy,
+                                         const StreamEntry& e) {
+      rows[{std::string(tenant), hash}] = {std::string(policy), e.last_seen_s, e.last_produced_s};
+    });
+    return rows;
+  }
+
+  // Every (tenant, policy) count the store keeps equals a brute-force count of its streams.
+  void ExpectCountsEqualFullScan() {
+    const int64_t cutoff = clock_.NowSeconds() - windows_.active_s;
+    for (int32_t p = 0; p < store_->num_partitions(); ++p) {
+      std::map<std::pair<std::string, std::string>, uint64_t> expected;
+      std::set<std::pair<std::string, std::string>> groups;
+      store_->ForEachStream(p, [&](std::string_view tenant, uint64_t, std::string_view policy, const StreamEntry& e) {
+        groups.insert({std::string(tenant), std::string(policy)});
+        if (e.last_seen_s >= cutoff) ++expected[{std::string(tenant), std::string(policy)}];
+      });
+      for (const auto& g : groups) {
+        EXPECT_EQ(store_->ActiveStreams(p, g.first, g.second), expected[g])
+            << "partition " << p << " tenant " << g.first << " policy " << g.second;
+      }
+    }
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  Windows windows_{.active_s = 3600, .rate_s = 300, .bucket_s = 60, .produce_interval_s = 60};
+  std::unique_ptr<storage::Db> db_;
+  std::unique_ptr<UsageStore> store_;
+  PartitionSet all_ = PartitionSet::All(kPartitions);
+};
+
+// --- apply, checkpoint, reopen ----------------------------------------------------------
+
+TEST_F(UsageStoreTest, ApplyPersistsRowsWithTheCheckpointAndSurvivesReopen) {
+  ApplyStreams(0, "a", 10);
+  ApplyStreams(1, "a", 5);
+  ApplyStreams(1, "b", 3, 5);
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 10u);
+  EXPECT_EQ(store_->CheckpointOf(1)->next_offset, 8);
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  EXPECT_EQ(DiskRows(1), MemoryRows(1));
+  EXPECT_EQ((*db_->ReadCheckpoint(1))->next_offset, 8);
+  EXPECT_EQ((*db_->ReadCheckpoint(1))->newest_record_ms, clock_.NowMillis());
+
+  const Rows before0 = MemoryRows(0), before1 = MemoryRows(1);
+  Open();
+  EXPECT_EQ(MemoryRows(0), before0);
+  EXPECT_EQ(MemoryRows(1), before1);
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 10u);
+  EXPECT_EQ(store_->ActiveStreams(1, "b", ""), 3u);
+  EXPECT_EQ(store_->CheckpointOf(1)->next_offset, 8);
+  EXPECT_FALSE(store_->CheckpointOf(2).has_value());
+  EXPECT_EQ(store_->Partitions(), (std::vector<int32_t>{0, 1}));
+  ExpectCountsEqualFullScan();
+}
+
+TEST_F(UsageStoreTest, ReapplyingIsIdempotent) {
+  std::vector<Record> recs;
+  for (int i = 0; i < 100; ++i) recs.push_back(Rec("a", HashIn(2, i % 10), i));
+  ASSERT_TRUE(store_->Apply(2, recs, 100).ok());
+  const TenantUsage once = store_->UsageOf("a", all_);
+  EXPECT_EQ(once.active_streams, 10u);
+  EXPECT_EQ(once.rate_window_bytes, 100u * 100);
+
+  ApplyStats stats;
+  ASSERT_TRUE(store_->Apply(2, recs, 100, &stats).ok());
+  EXPECT_EQ(stats.already_applied, 100u);
+  EXPECT_EQ(stats.applied, 0u);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, once.rate_window_bytes);
+
+  // After a restart, re-delivery from an older offset applies only what is new.
+  Open();
+  for (int i = 100; i < 150; ++i) recs.push_back(Rec("a", HashIn(2, 10 + i % 5), i));
+  stats = {};
+  ASSERT_TRUE(store_->Apply(2, recs, 150, &stats).ok());
+  EXPECT_EQ(stats.already_applied, 100u);
+  EXPECT_EQ(stats.applied, 50u);
+  EXPECT_EQ(store_->ActiveStreams(2, "a", ""), 15u);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 150u * 100);
+}
+
+TEST_F(UsageStoreTest, BufferedApplyPersistsOnlyAtFlushAndCoalesces) {
+  std::vector<Record> recs;
+  for (int i = 0; i < 50; ++i) recs.push_back(Rec("a", HashIn(0, i % 5), i));
+  ASSERT_TRUE(store_->ApplyBuffered(0, recs, 50).ok());
+  EXPECT_TRUE(DiskRows(0).empty());
+  EXPECT_FALSE((*db_->ReadCheckpoint(0)).has_value());
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(DiskRows(0).size(), 5u);
+  EXPECT_EQ((*db_->ReadCheckpoint(0))->next_offset, 50);
+}
+
+TEST_F(UsageStoreTest, NextOffsetCoversSkippedRecordsAndNeverGoesBack) {
+  ASSERT_TRUE(store_->Apply(0, std::vector<Record>{Rec("a", HashIn(0, 1), 10)}, 25).ok());
+  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 25);
+  ASSERT_TRUE(store_->Apply(0, std::vector<Record>{}, 20).ok());
+  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 25);
+  ASSERT_TRUE(store_->Apply(0, std::vector<Record>{}, 30).ok());  // e.g. only own records
+  EXPECT_EQ((*db_->ReadCheckpoint(0))->next_offset, 30);
+}
+
+TEST_F(UsageStoreTest, RecordsOutsideTheWindowOrInvalidAreCountedAndSkipped) {
+  const int64_t now = clock_.NowMillis();
+  std::vector<Record> recs = {
+      Rec("a", HashIn(0, 1), 0, now - 3601'000),        // outside the active window
+      Rec("a", HashIn(0, 2), 1, now - 3600'000),        // exactly at its edge: kept
+      Rec("", HashIn(0, 3), 2),                          // no tenant
+      Rec(std::string(256, 't'), HashIn(0, 4), 3),      // tenant too long
+      Rec("a", HashIn(0, 5), 4, now + 3600'000),        // from the future: seen now
+      Rec("a", HashIn(0, 6), 5, now, std::string(256, 'p')),  // policy too long
+  };
+  ApplyStats stats;
+  ASSERT_TRUE(store_->Apply(0, recs, 6, &stats).ok());
+  EXPECT_EQ(stats.applied, 2u);
+  EXPECT_EQ(stats.outside_window, 1u);
+  EXPECT_EQ(stats.invalid, 3u);
+  const Rows rows = MemoryRows(0);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(std::get<1>(rows.at({"a", HashIn(0, 5)})), clock_.NowSeconds());
+  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 6);
+}
+
+// --- limits ------------------------------------------------------------------------------
+
+TEST_F(UsageStoreTest, AcceptsUpToTheLimitThenRejectsNewStreamsOnly) {
+  std::vector<uint64_t> hashes;
+  for (int i = 0; i < 8; ++i) hashes.push_back(static_cast<uint64_t>(i));  // spread over partitions
+  std::vector<Verdict> v = Check("a", hashes, Limit(5), all_);
+  EXPECT_EQ(Count(v, Verdict::kAccepted), 5);
+  EXPECT_EQ(Count(v, Verdict::kMaxStreams), 3);
+  // Known streams keep being accepted at the limit; new ones are still rejected.
+  EXPECT_EQ(Count(Check("a", {hashes[0], hashes[1], 100}, Limit(5), all_), Verdict::kAccepted), 2);
+  // Other tenants are not affected.
+  EXPECT_EQ(Count(Check("b", hashes, Limit(5), all_), Verdict::kAccepted), 5);
+  EXPECT_EQ(store_->UsageOf("a", all_).active_streams, 5u);
+}
+
+TEST_F(UsageStoreTest, ZeroMeansUnlimited) {
+  std::vector<uint64_t> hashes;
+  for (uint64_t i = 0; i < 500; ++i) hashes.push_back(i);
+  EXPECT_EQ(Count(Check("a", hashes, Limit(0), all_), Verdict::kAccepted), 500);
+}
+
+TEST_F(UsageStoreTest, ALimitBelowThePartitionCountIsNotUnlimited) {
+  Open(64);
+  const PartitionSet all64 = PartitionSet::All(64);
+  std::vector<uint64_t> hashes;
+  for (uint64_t i = 0; i < 640; ++i) hashes.push_back(i);  // 10 streams in each of 64 partitions
+  std::vector<Verdict> v = Check("a", hashes, Limit(10), all64);
+  EXPECT_EQ(Count(v, Verdict::kAccepted), 10);  // Loki: 10 / 64 == 0 -> all 640 accepted
+
+  // A node serving one partition of 64 admits ceil(10 / 64) = 1 stream there.
+  std::vector<uint64_t> in_p5;
+  for (uint64_t i = 0; i < 10; ++i) in_p5.push_back(HashIn(5, i, 64));
+  v = Check("b", in_p5, Limit(10), PartitionSet{5});
+  EXPECT_EQ(Count(v, Verdict::kAccepted), 1);
+}
+
+TEST_F(UsageStoreTest, PoolingOverServedPartitionsAbsorbsHashSkew) {
+  // All of a tenant's streams hash into one partition: per-partition limits (Loki) would
+  // reject after limit / P of them; the pool admits the node's whole share.
+  std::vector<uint64_t> skewed;
+  for (uint64_t i = 0; i < 20; ++i) skewed.push_back(HashIn(3, i));
+  EXPECT_EQ(Count(Check("a", skewed, Limit(12), all_), Verdict::kAccepted), 12);
+}
+
+TEST_F(UsageStoreTest, StreamsOfUnservedPartitionsAreNotServed) {
+  std::vector<Verdict> v = Check("a", {HashIn(0, 1), HashIn(1, 1), HashIn(2, 1)}, Limit(100), PartitionSet{0, 2});
+  EXPECT_EQ(v, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kNotServed, Verdict::kAccepted}));
+  EXPECT_TRUE(MemoryRows(1).empty());
+}
+
+TEST_F(UsageStoreTest, PolicyLimitsCountOnlyTheirOwnStreams) {
+  TenantLimits limits = Limit(3);
+  limits.policy_max_streams = {{"gold", 2}};
+  std::vector<uint64_t> gold = {1, 2, 3, 4}, plain = {11, 12, 13, 14}, bronze = {21, 22};
+  EXPECT_EQ(Count(Check("a", gold, limits, all_, "gold"), Verdict::kAccepted), 2);
+  // "bronze" has no limit of its own: it shares the default bucket with policy-less streams.
+  EXPECT_EQ(Count(Check("a", bronze, limits, all_, "bronze"), Verdict::kAccepted), 2);
+  EXPECT_EQ(Count(Check("a", plain, limits, all_), Verdict::kAccepted), 1);
+  const TenantUsage u = store_->UsageOf("a", all_);
+  EXPECT_EQ(u.active_streams, 5u);
+  EXPECT_EQ(u.active_by_policy, (std::map<std::string, uint64_t>{{"", 1}, {"bronze", 2}, {"gold", 2}}));
+}
+
+TEST_F(UsageStoreTest, RecordsFromOtherZonesCountTowardTheLimit) {
+  ApplyStreams(0, "a", 4);
+  EXPECT_EQ(Count(Check("a", {HashIn(1, 1), HashIn(1, 2)}, Limit(5), all_), Verdict::kAccepted), 1);
+}
+
+// --- the active window -------------------------------------------------------------------
+
+TEST_F(UsageStoreTest, AStreamCountsExactlyWhileInsideTheActiveWindow) {
+  ASSERT_EQ(Count(Check("a", {HashIn(0, 1)}, Limit(1), all_), Verdict::kAccepted), 1);
+  clock_.Advance(3600s);  // seen exactly active_s ago: still active
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 1u);
+  EXPECT_EQ(Count(Check("a", {HashIn(0, 2)}, Limit(1), all_), Verdict::kMaxStreams), 1);
+  clock_.Advance(1s);  // now outside, with no eviction pass: it must not count
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 0u);
+  EXPECT_EQ(store_->UsageOf("a", all_).total_streams, 1u);  // still held until evicted
+  EXPECT_EQ(Count(Check("a", {HashIn(0, 2)}, Limit(1), all_), Verdict::kAccepted), 1);
+  // The expired stream seen again is new again, and now over the limit.
+  EXPECT_EQ(Count(Check("a", {HashIn(0, 1)}, Limit(1), all_), Verdict::kMaxStreams), 1);
+}
+
+TEST_F(UsageStoreTest, SeeingAStreamAgainKeepsItActive) {
+  Check("a", {HashIn(0, 1)}, Limit(1), all_);
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(3000s);
+    EXPECT_EQ(Count(Check("a", {HashIn(0, 1)}, Limit(1), all_), Verdict::kAccepted), 1);
+  }
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 1u);
+}
+
+TEST_F(UsageStoreTest, StreamsAreProducedAtMostOncePerInterval) {
+  std::vector<uint32_t> produce;
+  Check("a", {HashIn(0, 1), HashIn(0, 2)}, Limit(0), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{0, 1}));
+  clock_.Advance(59s);
+  Check("a", {HashIn(0, 1), HashIn(0, 3)}, Limit(0), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{1}));  // only the new one
+  clock_.Advance(1s);
+  Check("a", {HashIn(0, 1), HashIn(0, 3)}, Limit(0), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
+  // Rejected streams are never produced.
+  Check("b", {HashIn(0, 1), HashIn(0, 2)}, Limit(1), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
+}
+
+TEST_F(UsageStoreTest, UpdatesAreDurableWhenUpdateCondReturns) {
+  Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(10), all_);
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  EXPECT_EQ(DiskRows(1), MemoryRows(1));
+  EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), clock_.NowSeconds());  // last produced
+}
+
+TEST_F(UsageStoreTest, RateWindowBytesAreSummedOverTheRateWindow) {
+  Check("a", {HashIn(0, 1)}, Limit(0), all_);  // 10 bytes
+  clock_.Advance(60s);
+  Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(0), all_);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 30u);
+  EXPECT_EQ(store_->UsageOf("a", PartitionSet{1}).rate_window_bytes, 10u);
+  clock_.Advance(300s);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 0u);
+}
+
+// --- eviction and dropping ---------------------------------------------------------------
+
+TEST_F(UsageStoreTest, EvictExpiredRemovesOldStreamsFromMemoryAndDisk) {
+  ApplyStreams(0, "a", 5);
+  ApplyStreams(1, "b", 3);
+  clock_.Advance(1800s);
+  ApplyStreams(0, "a", 2, 5);  // re-sees streams 0 and 1
+  clock_.Advance(1801s);  // the first batch's other streams (2, 3, 4) and all of b are out
+  Result<uint64_t> evicted = store_->EvictExpired();
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_EQ(*evicted, 6u);
+  EXPECT_EQ(MemoryRows(0).size(), 2u);
+  EXPECT_TRUE(MemoryRows(1).empty());
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  EXPECT_TRUE(DiskRows(1).empty());
+  EXPECT_EQ(store_->UsageOf("b", all_).total_streams, 0u);
+  ExpectCountsEqualFullScan();
+  Open();
+  EXPECT_EQ(MemoryRows(0).size(), 2u);
+}
+
+TEST_F(UsageStoreTest, ReopenSkipsAndDeletesRowsThatExpiredWhileDown) {
+  ApplyStreams(0, "a", 3);
+  clock_.Advance(1000s);
+  ApplyStreams(0, "a", 1, 3);
+  clock_.Advance(3000s);  // the first three expired while "down"
+  Open();
+  const Rows rows = MemoryRows(0);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows.begin()->first, std::make_pair(std::string("a"), HashIn(0, 0)));
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 1u);
+}
+
+TEST_F(UsageStoreTest, DropPartitionForgetsItsRowsAndCheckpointOnly) {
+  ApplyStreams(0, "a", 5);
+  ApplyStreams(1, "a", 5);
+  ASSERT_TRUE(store_->DropPartition(0).ok());
+  EXPECT_TRUE(MemoryRows(0).empty());
+  EXPECT_FALSE(store_->CheckpointOf(0).has_value());
+  EXPECT_FALSE(db_->HasPartition(0));
+  EXPECT_FALSE((*db_->ReadCheckpoint(0)).has_value());
+  EXPECT_EQ(MemoryRows(1).size(), 5u);
+  // Applying re-creates it from scratch.
+  ApplyStats stats = ApplyStreams(0, "a", 2);
+  EXPECT_EQ(stats.applied, 2u);
+  Open();
+  EXPECT_EQ(MemoryRows(0).size(), 2u);
+  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 2);
+}
+
+TEST_F(UsageStoreTest, OpenDeletesACheckpointThatHasNoData) {
+  {
+    storage::WriteBatch batch(*db_);
+    batch.PutCheckpoint(3, {.next_offset = 99, .newest_record_ms = 0});
+    ASSERT_TRUE(db_->Write(batch).ok());
+  }
+  Open();
+  EXPECT_FALSE((*db_->ReadCheckpoint(3)).has_value());
+  EXPECT_FALSE(store_->CheckpointOf(3).has_value());
+}
+
+TEST_F(UsageStoreTest, OpenRefusesPartitionsBeyondTheTopic) {
+  ASSERT_TRUE(store_->EnsurePartition(3).ok());
+  store_.reset();
+  UsageStoreOptions so;
+  so.num_partitions = 2;
+  so.windows = windows_;
+  so.clock = &clock_;
+  auto store = UsageStore::Open(*db_, so);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr("p00003 is on disk but the topic has only 2"));
+}
+
+TEST_F(UsageStoreTest, UndecodableRowsAreSkippedAtLoad) {
+  ApplyStreams(0, "a", 2);
+  {
+    storage::WriteBatch batch(*db_);
+    batch.PutRow(0, storage::EncodeStreamKey("a", 12345), "garbage");
+    batch.PutRow(0, "bad key", storage::EncodeStreamRow({}));
+    ASSERT_TRUE(db_->Write(batch).ok());
+  }
+  Open();
+  EXPECT_EQ(MemoryRows(0).size(), 2u);
+}
+
+TEST_F(UsageStoreTest, BadRequestsAreRejected) {
+  UpdateCondResult out;
+  std::vector<StreamUpdate> ok = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
+  EXPECT_TRUE(store_->UpdateCond("", ok, Limit(1), all_, &out).IsInvalidArgument());
+  EXPECT_TRUE(store_->UpdateCond(std::string(300, 'x'), ok, Limit(1), all_, &out).IsInvalidArgument());
+  const std::string long_policy(300, 'p');
+  std::vector<StreamUpdate> bad = {{.stream_hash = 1, .bytes = 1, .policy = long_policy}};
+  EXPECT_TRUE(store_->UpdateCond("a", bad, Limit(1), all_, &out).IsInvalidArgument());
+  EXPECT_TRUE(store_->Apply(kPartitions, std::vector<Record>{}, 0).IsInvalidArgument());
+}
+
+// --- consistency under a random workload, and under concurrency --------------------------
+
+TEST_F(UsageStoreTest, CountsEqualAFullScanUnderARandomWorkload) {
+  std::mt19937_64 rng(1234);
+  const std::vector<std::string> tenants = {"a", "b", "c"};
+  const std::vector<std::string> policies = {"", "gold", "silver"};
+  TenantLimits limits = Limit(40);
+  limits.policy_max_streams = {{"gold", 10}};
+  std::vector<int64_t> offsets(kPartitions, 0);
+  for (int round = 0; round < 300; ++round) {
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 5) {
+      const int32_t p = static_cast<int32_t>(rng() % kPartitions);
+      std::vector<Record> recs;
+      for (int i = 0; i < 20; ++i) {
+        const int64_t ts = clock_.NowMillis() - static_cast<int64_t>(rng() % 5000'000);
+        recs.push_back(Rec(tenants[rng() % 3], HashIn(p, rng() % 60), offsets[p]++, ts, policies[rng() % 3]));
+      }
+      ASSERT_TRUE(store_->Apply(p, recs, offsets[p]).ok());
+    } else if (op < 8) {
+      std::vector<uint64_t> hashes;
+      for (int i = 0; i < 10; ++i) hashes.push_back(rng() % 240);
+      Check(tenants[rng() % 3], hashes, limits, all_, policies[rng() % 3]);
+    } else if (op < 9) {
+      clock_.Advance(std::chrono::seconds(rng() % 900));
+    } else {
+      ASSERT_TRUE(store_->EvictExpired().ok());
+    }
+    if (round % 50 == 49) ExpectCountsEqualFullScan();
+  }
+  ExpectCountsEqualFullScan();
+  std::vector<Rows> before;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(DiskRows(p), MemoryRows(p)) << "partition " << p;
+    before.push_back(MemoryRows(p));
+  }
+  Open();
+  ExpectCountsEqualFullScan();
+  // Rows that expired while closed are dropped at open; everything else comes back.
+  const int64_t cutoff = clock_.NowSeconds() - windows_.active_s;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    Rows expected;
+    for (const auto& [k, v] : before[static_cast<size_t>(p)]) {
+      if (std::get<1>(v) >= cutoff) expected[k] = v;
+    }
+    EXPECT_EQ(MemoryRows(p), expected) << "partition " << p;
+  }
+}
+
+TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
+  constexpr int kThreads = 4, kPerThread = 200;
+  std::atomic<int> accepted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::vector<StreamUpdate> u = {{.stream_hash = static_cast<uint64_t>(t * 100000 + i), .bytes = 1, .policy = ""}};
+        UpdateCondResult out;
+        ASSERT_TRUE(store_->UpdateCond("shared", u, Limit(150), all_, &out).ok());
+        accepted += out.verdicts[0] == Verdict::kAccepted ? 1 : 0;
+      }
+    });
+  }
+  // Meanwhile the consumer applies other tenants' records into the same partitions.
+  std::thread consumer([&] {
+    for (int b = 0; b < 50; ++b) {
+      const int32_t p = b % kPartitions;
+      std::vector<Record> recs;
+      for (int i = 0; i < 20; ++i) recs.push_back(Rec("other", HashIn(p, static_cast<uint64_t>(b * 20 + i)), b * 20 + i));
+      ASSERT_TRUE(store_->Apply(p, recs, b * 20 + 20).ok());
+    }
+  });
+  for (auto& th : threads) th.join();
+  consumer.join();
+  EXPECT_EQ(accepted.load(), 150);
+  EXPECT_EQ(store_->UsageOf("shared", all_).active_streams, 150u);
+  EXPECT_EQ(store_->UsageOf("other", all_).active_streams, 1000u);
+  ExpectCountsEqualFullScan();
+  for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(DiskRows(p), MemoryRows(p));
+}
+
+}  // namespace
+}  // namespace limits
