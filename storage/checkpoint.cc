@@ -1,6 +1,7 @@
 #include "storage/checkpoint.h"
 
 #include "storage/codec.h"
+#include "storage/partition_meta.h"
 
 namespace limits::storage {
 namespace {
@@ -8,12 +9,7 @@ constexpr uint8_t kCheckpointVersion = 1;
 constexpr size_t kCheckpointSize = 1 + 8 + 8;
 }  // namespace
 
-std::string CheckpointKey(int32_t partition) {
-  std::string key = kCheckpointKeyPrefix;
-  const uint32_t p = static_cast<uint32_t>(partition);
-  for (int i = 3; i >= 0; --i) key.push_back(static_cast<char>(p >> (8 * i)));
-  return key;
-}
+std::string CheckpointKey(int32_t partition) { return MetaKey(kCheckpointKeyPrefix, partition); }
 
 std::string EncodeCheckpoint(const Checkpoint& cp) {
   std::string out;

@@ -74,8 +74,14 @@ Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
 
   std::vector<std::string> names;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rep->rocks.db, options.path, &names);
-  if (!ls.ok()) names = {rocksdb::kDefaultColumnFamilyName};  // a new database
-  if (std::find(names.begin(), names.end(), kMetaCf) == names.end()) names.push_back(kMetaCf);
+  if (!ls.ok()) {
+    if (options.secondary) return Status::NotFound("no limitsd database at " + options.path + ": " + ls.ToString());
+    names = {rocksdb::kDefaultColumnFamilyName};  // a new database
+  }
+  if (std::find(names.begin(), names.end(), kMetaCf) == names.end()) {
+    if (options.secondary) return Status::Corruption(options.path + " has no \"meta\" column family");
+    names.push_back(kMetaCf);
+  }
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const std::string& name : names) {
@@ -90,8 +96,17 @@ Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
   }
 
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::Options open_options(rep->rocks.db, rep->rocks.meta_cf);
-  rocksdb::Status s = rocksdb::DB::Open(open_options, options.path, descriptors, &handles, &rep->db);
+  rocksdb::Status s;
+  if (options.secondary) {
+    rocksdb::DBOptions secondary = rep->rocks.db;
+    secondary.max_open_files = -1;  // required: the primary may delete files the secondary reads
+    secondary.create_if_missing = false;
+    s = rocksdb::DB::OpenAsSecondary(secondary, options.path, options.secondary_path, descriptors, &handles,
+                                     &rep->db);
+  } else {
+    rocksdb::Options open_options(rep->rocks.db, rep->rocks.meta_cf);
+    s = rocksdb::DB::Open(open_options, options.path, descriptors, &handles, &rep->db);
+  }
   if (!s.ok()) return FromRocks(s).Prefixed("open " + options.path);
 
   for (rocksdb::ColumnFamilyHandle* h : handles) {
@@ -108,6 +123,7 @@ Status Db::Rep::CheckFormatVersion() {
   std::string raw;
   rocksdb::Status s = db->Get(rocksdb::ReadOptions(), meta, kFormatVersionKey, &raw);
   if (s.IsNotFound()) {
+    if (options.secondary) return Status::Corruption("meta has no format version");
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
     it->SeekToFirst();
     if (!partitions.empty() || it->Valid()) {
@@ -147,6 +163,11 @@ Status Db::Close() {
 }
 
 const std::string& Db::path() const { return rep_->options.path; }
+bool Db::secondary() const { return rep_->options.secondary; }
+
+bool Db::IsLockedError(const Status& s) {
+  return s.code() == StatusCode::kIOError && s.message().find("lock") != std::string::npos;
+}
 
 std::vector<int32_t> Db::ListPartitions() const {
   std::shared_lock lock(rep_->mu);
@@ -177,6 +198,7 @@ Status Db::DropPartition(int32_t partition) {
   // (rebuilt by replay), never described by a checkpoint it no longer matches.
   rocksdb::WriteBatch wb;
   wb.Delete(rep_->meta, CheckpointKey(partition));
+  wb.Delete(rep_->meta, PartitionMetaKey(partition));
   rocksdb::WriteOptions sync;
   sync.sync = true;
   RETURN_IF_ERROR(FromRocks(rep_->db->Write(sync, &wb)).Prefixed("drop " + name + ": delete checkpoint"));
@@ -188,31 +210,75 @@ Status Db::DropPartition(int32_t partition) {
   return Status::OK();
 }
 
-Result<std::optional<Checkpoint>> Db::ReadCheckpoint(int32_t partition) const {
+Result<std::optional<std::string>> Db::ReadRawCheckpoint(int32_t partition) const {
   std::string raw;
   rocksdb::Status s = rep_->db->Get(rocksdb::ReadOptions(), rep_->meta, CheckpointKey(partition), &raw);
-  if (s.IsNotFound()) return std::optional<Checkpoint>();
+  if (s.IsNotFound()) return std::optional<std::string>();
   if (!s.ok()) return FromRocks(s).Prefixed("checkpoint of " + PartitionCfName(partition));
-  Result<Checkpoint> cp = DecodeCheckpoint(raw);
+  return std::optional<std::string>(std::move(raw));
+}
+
+Result<std::optional<Checkpoint>> Db::ReadCheckpoint(int32_t partition) const {
+  ASSIGN_OR_RETURN(std::optional<std::string> raw, ReadRawCheckpoint(partition));
+  if (!raw) return std::optional<Checkpoint>();
+  Result<Checkpoint> cp = DecodeCheckpoint(*raw);
   if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(partition));
   return std::optional<Checkpoint>(*cp);
 }
 
+namespace {
+
+// Calls fn(partition, value) for each meta key "<prefix><u32 BE partition>".
+template <typename Fn>
+Status ScanMetaKeys(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta, std::string_view prefix, Fn fn) {
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), meta));
+  const rocksdb::Slice p(prefix.data(), prefix.size());
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
+    int32_t partition = 0;
+    if (!ParseMetaKey(std::string_view(it->key().data(), it->key().size()), prefix, &partition)) {
+      return Status::Corruption("meta: malformed key under \"" + std::string(prefix) + "\"");
+    }
+    RETURN_IF_ERROR(fn(partition, std::string_view(it->value().data(), it->value().size())));
+  }
+  return FromRocks(it->status());
+}
+
+}  // namespace
+
 Result<std::map<int32_t, Checkpoint>> Db::ReadCheckpoints() const {
   std::map<int32_t, Checkpoint> out;
-  std::unique_ptr<rocksdb::Iterator> it(rep_->db->NewIterator(rocksdb::ReadOptions(), rep_->meta));
-  const std::string prefix = kCheckpointKeyPrefix;
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    if (k.size() != prefix.size() + 4) return Status::Corruption("meta: malformed checkpoint key");
-    uint32_t p = 0;
-    for (size_t i = prefix.size(); i < k.size(); ++i) p = (p << 8) | static_cast<uint8_t>(k[i]);
-    Result<Checkpoint> cp = DecodeCheckpoint(std::string_view(it->value().data(), it->value().size()));
-    if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(static_cast<int32_t>(p)));
-    out[static_cast<int32_t>(p)] = *cp;
-  }
-  RETURN_IF_ERROR(FromRocks(it->status()));
+  RETURN_IF_ERROR(ScanMetaKeys(rep_->db, rep_->meta, kCheckpointKeyPrefix, [&](int32_t p, std::string_view v) {
+    Result<Checkpoint> cp = DecodeCheckpoint(v);
+    if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(p));
+    out[p] = *cp;
+    return Status::OK();
+  }));
   return out;
+}
+
+Result<std::map<int32_t, PartitionMeta>> Db::ReadPartitionMetas() const {
+  std::map<int32_t, PartitionMeta> out;
+  RETURN_IF_ERROR(ScanMetaKeys(rep_->db, rep_->meta, kPartitionMetaKeyPrefix, [&](int32_t p, std::string_view v) {
+    Result<PartitionMeta> m = DecodePartitionMeta(v);
+    if (!m.ok()) return m.status().Prefixed("partition meta of " + PartitionCfName(p));
+    out[p] = *m;
+    return Status::OK();
+  }));
+  return out;
+}
+
+Status Db::PutPartitionMeta(int32_t partition, const PartitionMeta& meta) {
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(rep_->db->Put(sync, rep_->meta, PartitionMetaKey(partition), EncodePartitionMeta(meta)))
+      .Prefixed("partition meta of " + PartitionCfName(partition));
+}
+
+Status Db::DeletePartitionMeta(int32_t partition) {
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(rep_->db->Delete(sync, rep_->meta, PartitionMetaKey(partition)))
+      .Prefixed("partition meta of " + PartitionCfName(partition));
 }
 
 Status Db::ScanPartition(int32_t partition, std::string_view prefix, const RowFn& fn) const {
@@ -281,6 +347,7 @@ std::vector<CfStats> Db::Stats() const {
     rocksdb::ColumnFamilyMetaData meta;
     rep_->db->GetColumnFamilyMetaData(h, &meta);
     s.sst_files = meta.file_count;
+    for (const auto& level : meta.levels) s.files_per_level.push_back(static_cast<int>(level.files.size()));
     out.push_back(std::move(s));
   }
   return out;

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "storage/checkpoint.h"
+#include "storage/partition_meta.h"
 
 namespace limits::storage {
 
@@ -32,6 +33,11 @@ struct DbOptions {
   int64_t active_window_s = 7200;
   // Time source of the TTL filter; must outlive the Db.
   const Clock* clock = &Clock::System();
+  // Open as a RocksDB secondary instance: read-only, safe beside a running node (which holds
+  // the lock), seeing its writes up to the moment of opening. Needs a scratch directory for
+  // the secondary's own info log.
+  bool secondary = false;
+  std::string secondary_path;
 };
 
 // Figures of one column family, read from RocksDB properties.
@@ -42,13 +48,14 @@ struct CfStats {
   uint64_t sst_files = 0;
   uint64_t memtable_bytes = 0;
   uint64_t pending_compaction_bytes = 0;
+  std::vector<int> files_per_level;
 };
 
 class Db {
  public:
   // Opens or creates the database at options.path, opening every column family on disk.
   // Fails with kFailedPrecondition on an unknown format version, kIOError when another
-  // process holds the lock.
+  // process holds the lock (IsLockedError), kNotFound for a secondary with no database.
   static Result<std::unique_ptr<Db>> Open(const DbOptions& options);
 
   ~Db();  // Closes if Close() was not called.
@@ -59,20 +66,32 @@ class Db {
   Status Close();
 
   const std::string& path() const;
+  bool secondary() const;
+
+  // Whether an Open error means another process (a running node) holds the database.
+  static bool IsLockedError(const Status& s);
 
   // Partitions with a column family, ascending.
   std::vector<int32_t> ListPartitions() const;
   bool HasPartition(int32_t partition) const;
   // Creates the partition's column family if missing. Idempotent.
   Status CreatePartition(int32_t partition);
-  // Deletes the checkpoint (synced) and then drops the column family: a crash in between
-  // leaves data without a checkpoint, which replay rebuilds, never a checkpoint without data.
+  // Deletes the checkpoint and partition meta (synced), then drops the column family: a
+  // crash in between leaves data without a checkpoint, which replay rebuilds, never a
+  // checkpoint without data.
   Status DropPartition(int32_t partition);
 
   // nullopt when the partition has no checkpoint; kCorruption when it cannot be decoded.
   Result<std::optional<Checkpoint>> ReadCheckpoint(int32_t partition) const;
   // Partitions that have a checkpoint in meta, whether or not their column family exists.
   Result<std::map<int32_t, Checkpoint>> ReadCheckpoints() const;
+  // The checkpoint's stored bytes (for inspection tools); nullopt when absent.
+  Result<std::optional<std::string>> ReadRawCheckpoint(int32_t partition) const;
+
+  // Revocation records of partitions (see partition_meta.h). Put is synced.
+  Result<std::map<int32_t, PartitionMeta>> ReadPartitionMetas() const;
+  Status PutPartitionMeta(int32_t partition, const PartitionMeta& meta);
+  Status DeletePartitionMeta(int32_t partition);
 
   // Calls fn(key, value) for each row of the partition whose key starts with `prefix`,
   // in key order, until fn returns false.

@@ -42,6 +42,7 @@ UsageStore::UsageStore(storage::Db& db, const UsageStoreOptions& options)
     partitions_.push_back(std::make_unique<PartitionUsage>(p, options.windows));
   }
   policies_.Intern("");  // PolicyId 0: no policy
+  if (options.read_only) failed_ = Status::FailedPrecondition("the usage store was opened read-only");
 }
 
 UsageStore::~UsageStore() = default;
@@ -60,16 +61,22 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
                                         " partitions (kafka.num_partitions changed?)");
     }
   }
+  LoadStats& stats = store->load_stats_;
+  stats.partitions = on_disk.size();
   for (const auto& [p, cp] : checkpoints) {
     if (std::find(on_disk.begin(), on_disk.end(), p) != on_disk.end()) continue;
+    ++stats.orphan_checkpoints;
+    if (options.read_only) continue;
     log::Warn("store", "deleting a checkpoint without data").Kv("partition", p).Kv("next_offset", cp.next_offset);
     RETURN_IF_ERROR(db.DropPartition(p));
+  }
+  for (int32_t p : on_disk) {
+    if (!checkpoints.count(p)) stats.without_checkpoint.push_back(p);
   }
 
   // Partitions load independently; two threads keep both cores busy on this machine kind.
   std::atomic<size_t> next{0};
-  std::atomic<uint64_t> rows{0}, skipped{0};
-  std::mutex error_mu;
+  std::mutex mu;  // guards stats and error
   Status error;
   auto worker = [&] {
     for (size_t i = next++; i < on_disk.size(); i = next++) {
@@ -77,14 +84,13 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
       auto it = checkpoints.find(p);
       std::optional<storage::Checkpoint> cp;
       if (it != checkpoints.end()) cp = it->second;
-      uint64_t r = 0, s = 0;
-      Status st = store->LoadPartition(p, cp, &r, &s);
-      rows += r;
-      skipped += s;
-      if (!st.ok()) {
-        std::lock_guard lock(error_mu);
-        if (error.ok()) error = st;
-      }
+      LoadStats found;
+      Status st = store->LoadPartition(p, cp, &found);
+      std::lock_guard lock(mu);
+      stats.streams += found.streams;
+      stats.expired_rows += found.expired_rows;
+      stats.undecodable_rows += found.undecodable_rows;
+      if (!st.ok() && error.ok()) error = st;
     }
   };
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
@@ -97,14 +103,15 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log::Info("store", "loaded usage from disk")
       .Kv("partitions", on_disk.size())
-      .Kv("streams", rows.load())
-      .Kv("expired_rows_deleted", skipped.load())
+      .Kv("streams", stats.streams)
+      .Kv("expired_rows", stats.expired_rows)
+      .Kv("undecodable_rows", stats.undecodable_rows)
       .Kv("seconds", secs);
   return store;
 }
 
-Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, uint64_t* rows,
-                                 uint64_t* skipped) {
+Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp,
+                                 LoadStats* stats) {
   PartitionUsage& pu = *partitions_[static_cast<size_t>(partition)];
   std::lock_guard lock(pu.mu());
   pu.present = true;
@@ -117,7 +124,7 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
   const uint32_t bucket_s = options_.windows.bucket_s;
   storage::StreamRow row;
   std::vector<std::string> expired;
-  uint64_t corrupt = 0;
+  uint64_t& corrupt = stats->undecodable_rows;
   Status scan = db_.ScanPartition(partition, "", [&](std::string_view key, std::string_view value) {
     std::string_view tenant;
     uint64_t hash = 0;
@@ -139,7 +146,7 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
     const size_t rate_count = row.bucket_s == bucket_s ? row.rate_bytes.size() : 0;
     pu.GetOrCreate(*tid, tenant).Restore(hash, static_cast<PolicyId>(*pid), row.last_seen_s, row.last_produced_s,
                                          row.newest_bucket_s, row.rate_bytes.data(), rate_count);
-    ++*rows;
+    ++stats->streams;
     return true;
   });
   RETURN_IF_ERROR(scan);
@@ -148,12 +155,12 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
         .Kv("partition", partition)
         .Kv("rows", corrupt);
   }
-  if (!expired.empty()) {
+  stats->expired_rows = expired.size();
+  if (!expired.empty() && !options_.read_only) {
     storage::WriteBatch batch(db_);
     for (const std::string& key : expired) batch.DeleteRow(partition, key);
     RETURN_IF_ERROR(db_.Write(batch));
   }
-  *skipped = expired.size();
   return Status::OK();
 }
 
@@ -175,6 +182,7 @@ Status UsageStore::EnsurePresentLocked(PartitionUsage& pu) {
 }
 
 Status UsageStore::EnsurePartition(int32_t partition) {
+  RETURN_IF_ERROR(CheckHealthy());
   PartitionUsage* pu = Partition(partition);
   if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
   std::lock_guard lock(pu->mu());
@@ -426,6 +434,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
 // --- partitions --------------------------------------------------------------------------
 
 Status UsageStore::DropPartition(int32_t partition) {
+  RETURN_IF_ERROR(CheckHealthy());
   PartitionUsage* pu = Partition(partition);
   if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
   // Exclusive: no flush is writing this partition's rows while its column family goes.

@@ -86,6 +86,19 @@ struct UsageStoreOptions {
   int32_t num_partitions = 64;
   Windows windows;
   const Clock* clock = &Clock::System();  // must outlive the store
+  // Load only (inspection tools on a secondary Db): nothing is deleted at open, and every
+  // update fails with kFailedPrecondition.
+  bool read_only = false;
+};
+
+// What Open found on disk.
+struct LoadStats {
+  uint64_t partitions = 0;
+  uint64_t streams = 0;              // loaded into memory
+  uint64_t expired_rows = 0;         // outside the active window: skipped (and deleted unless read-only)
+  uint64_t undecodable_rows = 0;     // skipped and left on disk
+  uint64_t orphan_checkpoints = 0;   // checkpoint without column family (deleted unless read-only)
+  std::vector<int32_t> without_checkpoint;  // column families with no checkpoint
 };
 
 class UsageStore {
@@ -147,14 +160,15 @@ class UsageStore {
   using StreamFn = std::function<void(std::string_view, uint64_t, std::string_view, const StreamEntry&)>;
   void ForEachStream(int32_t partition, const StreamFn& fn);
 
+  const LoadStats& load_stats() const { return load_stats_; }
   int32_t num_partitions() const { return options_.num_partitions; }
   const Windows& windows() const { return options_.windows; }
 
  private:
   UsageStore(storage::Db& db, const UsageStoreOptions& options);
 
-  Status LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, uint64_t* rows,
-                       uint64_t* skipped);
+  // Loads one partition's rows; adds what it found to *stats.
+  Status LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, LoadStats* stats);
   Status ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset, int64_t now_s,
                      ApplyStats* stats);
   Status EnsurePresentLocked(PartitionUsage& pu);
@@ -171,6 +185,7 @@ class UsageStore {
   InternTable tenants_;
   InternTable policies_;
   std::vector<std::unique_ptr<PartitionUsage>> partitions_;  // fixed size: num_partitions
+  LoadStats load_stats_;  // written by Open only
 
   // Same-tenant admissions are serialised so that two requests cannot both take the last
   // place; different tenants rarely share a stripe.

@@ -3,7 +3,9 @@
 // with SIGKILL. See store_crash_test.cc.
 #include <csignal>
 #include <cstdio>
+#include <chrono>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "crash_workload.h"
@@ -13,10 +15,12 @@
 using namespace limits;
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: crash_child DB_PATH SEED\n");
+  // "live": a steady writer for tests of tools beside a running node (no self-kill, no drops).
+  if (argc != 3 && !(argc == 4 && std::string(argv[3]) == "live")) {
+    std::fprintf(stderr, "usage: crash_child DB_PATH SEED [live]\n");
     return 2;
   }
+  const bool live = argc == 4;
   testing::FakeClock clock(crash::kNowMs);
   storage::DbOptions o;
   o.path = argv[1];
@@ -41,9 +45,11 @@ int main(int argc, char** argv) {
   // Die exactly between building a batch and writing it, now and then.
   const uint64_t kill_one_in = 20 + rng() % 60;
   std::mt19937_64 hook_rng(rng());
-  (*db)->SetBeforeWriteHookForTest([&] {
-    if (hook_rng() % kill_one_in == 0) std::raise(SIGKILL);
-  });
+  if (!live) {
+    (*db)->SetBeforeWriteHookForTest([&] {
+      if (hook_rng() % kill_one_in == 0) std::raise(SIGKILL);
+    });
+  }
 
   std::vector<int64_t> next(crash::kPartitions, 0);
   for (int32_t p = 0; p < crash::kPartitions; ++p) {
@@ -64,13 +70,14 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 8; ++i) u.push_back({.stream_hash = srng() % 400, .bytes = 5, .policy = ""});
       UpdateCondResult out;
       (void)(*store)->UpdateCond("sync", u, limits, all, &out);
+      if (live) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
 
   for (;;) {
     const auto p = static_cast<int32_t>(rng() % crash::kPartitions);
     int64_t& n = next[static_cast<size_t>(p)];
-    if (rng() % 150 == 0) {
+    if (!live && rng() % 150 == 0) {
       if (!(*store)->DropPartition(p).ok()) return 1;
       n = 0;
       continue;
@@ -84,5 +91,6 @@ int main(int argc, char** argv) {
       return 1;
     }
     n += count;
+    if (live) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a steady trickle, not a flood
   }
 }

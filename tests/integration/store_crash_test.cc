@@ -35,7 +35,7 @@ Child Spawn(const std::string& db, uint64_t seed) {
     close(fds[0]);
     close(fds[1]);
     const std::string seed_arg = std::to_string(seed);
-    execl(LIMITSD_CRASH_CHILD, LIMITSD_CRASH_CHILD, db.c_str(), seed_arg.c_str(), static_cast<char*>(nullptr));
+    execl(CRASH_CHILD, CRASH_CHILD, db.c_str(), seed_arg.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);

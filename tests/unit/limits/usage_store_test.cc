@@ -442,6 +442,42 @@ TEST_F(UsageStoreTest, UndecodableRowsAreSkippedAtLoad) {
   EXPECT_EQ(MemoryRows(0).size(), 2u);
 }
 
+TEST_F(UsageStoreTest, ReadOnlyOpenChangesNothingAndReportsWhatItFound) {
+  ApplyStreams(0, "a", 3);
+  clock_.Advance(3000s);
+  ApplyStreams(1, "a", 2);
+  ASSERT_TRUE(store_->EnsurePartition(2).ok());  // data without a checkpoint
+  {
+    storage::WriteBatch batch(*db_);
+    batch.PutCheckpoint(3, {.next_offset = 1, .newest_record_ms = 0});  // checkpoint without data
+    batch.PutRow(1, storage::EncodeStreamKey("a", 999), "bad");
+    ASSERT_TRUE(db_->Write(batch).ok());
+  }
+  clock_.Advance(1000s);  // partition 0's streams expired while closed
+  store_.reset();
+  UsageStoreOptions so;
+  so.num_partitions = kPartitions;
+  so.windows = windows_;
+  so.clock = &clock_;
+  so.read_only = true;
+  auto ro = UsageStore::Open(*db_, so);
+  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+  const LoadStats& stats = (*ro)->load_stats();
+  EXPECT_EQ(stats.partitions, 3u);
+  EXPECT_EQ(stats.streams, 2u);
+  EXPECT_EQ(stats.expired_rows, 3u);
+  EXPECT_EQ(stats.undecodable_rows, 1u);
+  EXPECT_EQ(stats.orphan_checkpoints, 1u);
+  EXPECT_EQ(stats.without_checkpoint, std::vector<int32_t>{2});
+  EXPECT_EQ(DiskRows(0).size(), 3u);  // nothing deleted
+  EXPECT_TRUE((*db_->ReadCheckpoint(3)).has_value());
+  EXPECT_EQ((*ro)->Apply(0, std::vector<Record>{}, 1).code(), StatusCode::kFailedPrecondition);
+  UpdateCondResult out;
+  std::vector<StreamUpdate> u = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
+  EXPECT_EQ((*ro)->UpdateCond("a", u, Limit(1), all_, &out).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*ro)->DropPartition(0).code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(UsageStoreTest, BadRequestsAreRejected) {
   UpdateCondResult out;
   std::vector<StreamUpdate> ok = {{.stream_hash = 1, .bytes = 1, .policy = ""}};

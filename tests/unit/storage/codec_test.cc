@@ -6,6 +6,7 @@
 
 #include "storage/checkpoint.h"
 #include "storage/column_families.h"
+#include "storage/partition_meta.h"
 
 namespace limits::storage {
 namespace {
@@ -118,6 +119,20 @@ TEST(CheckpointTest, KeysSortByPartition) {
   EXPECT_LT(CheckpointKey(2), CheckpointKey(10));
   EXPECT_LT(CheckpointKey(255), CheckpointKey(256));
   EXPECT_EQ(CheckpointKey(1).rfind(kCheckpointKeyPrefix, 0), 0u);
+}
+
+TEST(PartitionMetaTest, RoundTripsAndRejectsCorruption) {
+  PartitionMeta m{.revoked_at_ms = 1'700'000'000'000, .evict_after_ms = 1'700'000'600'000};
+  Result<PartitionMeta> back = DecodePartitionMeta(EncodePartitionMeta(m));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, m);
+  EXPECT_TRUE(DecodePartitionMeta("").status().IsCorruption());
+  EXPECT_TRUE(DecodePartitionMeta(EncodePartitionMeta(m).substr(1)).status().IsCorruption());
+  int32_t p = -1;
+  EXPECT_TRUE(ParseMetaKey(PartitionMetaKey(70000), kPartitionMetaKeyPrefix, &p));
+  EXPECT_EQ(p, 70000);
+  EXPECT_FALSE(ParseMetaKey(CheckpointKey(1), kPartitionMetaKeyPrefix, &p));
+  EXPECT_FALSE(ParseMetaKey("partition/xyz", kPartitionMetaKeyPrefix, &p));
 }
 
 TEST(ColumnFamiliesTest, PartitionNamesRoundTrip) {

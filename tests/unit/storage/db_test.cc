@@ -187,6 +187,7 @@ TEST_F(DbTest, SecondWriterIsRefusedWhileTheFirstHoldsTheLock) {
   Result<std::unique_ptr<Db>> second = Db::Open(o);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kIOError);
+  EXPECT_TRUE(Db::IsLockedError(second.status()));
   EXPECT_NE(second.status().message().find("lock"), std::string::npos) << second.status().message();
 }
 
@@ -234,6 +235,47 @@ TEST_F(DbTest, ForeignDatabaseIsRefused) {
   ASSERT_FALSE(db.ok());
   EXPECT_NE(db.status().message().find("unknown column family \"users\""), std::string::npos)
       << db.status().message();
+}
+
+TEST_F(DbTest, PartitionMetaIsStoredAndDroppedWithThePartition) {
+  auto db = Open();
+  ASSERT_TRUE(db->CreatePartition(3).ok());
+  ASSERT_TRUE(db->PutPartitionMeta(3, {.revoked_at_ms = 1000, .evict_after_ms = 61000}).ok());
+  ASSERT_TRUE(db->PutPartitionMeta(9, {.revoked_at_ms = 5, .evict_after_ms = 6}).ok());
+  auto metas = db->ReadPartitionMetas();
+  ASSERT_TRUE(metas.ok());
+  EXPECT_EQ(metas->size(), 2u);
+  EXPECT_EQ(metas->at(3).evict_after_ms, 61000);
+  ASSERT_TRUE(db->DeletePartitionMeta(9).ok());
+  ASSERT_TRUE(db->DropPartition(3).ok());
+  EXPECT_TRUE(db->ReadPartitionMetas()->empty());
+}
+
+TEST_F(DbTest, SecondaryReadsBesideThePrimaryAndCannotWrite) {
+  auto primary = Open();
+  ASSERT_TRUE(primary->CreatePartition(1).ok());
+  WriteBatch batch(*primary);
+  batch.PutRow(1, EncodeStreamKey("t", 1), Row(1));
+  batch.PutCheckpoint(1, {.next_offset = 3, .newest_record_ms = 0});
+  ASSERT_TRUE(primary->Write(batch).ok());
+
+  TempDir scratch;
+  DbOptions o;
+  o.path = dir_.Sub("db");
+  o.secondary = true;
+  o.secondary_path = scratch.path();
+  auto secondary = Db::Open(o);
+  ASSERT_TRUE(secondary.ok()) << secondary.status().ToString();
+  EXPECT_TRUE((*secondary)->secondary());
+  EXPECT_EQ((*secondary)->ListPartitions(), std::vector<int32_t>{1});
+  EXPECT_EQ(Keys(**secondary, 1).size(), 1u);  // unflushed: read from the primary's WAL
+  EXPECT_EQ((*(*secondary)->ReadCheckpoint(1))->next_offset, 3);
+  WriteBatch w(**secondary);
+  w.PutRow(1, EncodeStreamKey("t", 2), Row(1));
+  EXPECT_FALSE((*secondary)->Write(w).ok());
+
+  o.path = dir_.Sub("missing");
+  EXPECT_TRUE(Db::Open(o).status().IsNotFound());
 }
 
 TEST_F(DbTest, BeforeWriteHookRunsBetweenBuildAndWrite) {
