@@ -4,3 +4,7 @@ find_package(Threads REQUIRED)
 find_package(RocksDB 7.8 REQUIRED CONFIG)   # librocksdb-dev
 find_package(toml11 3.7 REQUIRED CONFIG)    # libtoml11-dev
 find_package(absl REQUIRED CONFIG)          # libabsl-dev: flat_hash_map, btree_map
+find_package(Protobuf 3.21 REQUIRED)        # libprotobuf-dev, protobuf-compiler (module mode)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka++>=2.0 rdkafka>=2.0)  # librdkafka-dev
+find_package(civetweb REQUIRED CONFIG)      # libcivetweb-dev: the HTTP server

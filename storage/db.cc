@@ -4,6 +4,7 @@
 #include <rocksdb/metadata.h>
 #include <rocksdb/write_batch.h>
 
+#include <filesystem>
 #include <mutex>
 #include <shared_mutex>
 
@@ -68,6 +69,11 @@ Db::~Db() {
 }
 
 Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
+  if (!options.secondary) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+    if (ec) return Status::IOError("create " + options.path + ": " + ec.message());
+  }
   auto rep = std::make_unique<Rep>();
   rep->options = options;
   rep->rocks = MakeDbOptions(options, rep->ttl_stats);
@@ -245,10 +251,14 @@ Status ScanMetaKeys(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta, std::str
 
 }  // namespace
 
-Result<std::map<int32_t, Checkpoint>> Db::ReadCheckpoints() const {
+Result<std::map<int32_t, Checkpoint>> Db::ReadCheckpoints(std::vector<int32_t>* corrupt) const {
   std::map<int32_t, Checkpoint> out;
   RETURN_IF_ERROR(ScanMetaKeys(rep_->db, rep_->meta, kCheckpointKeyPrefix, [&](int32_t p, std::string_view v) {
     Result<Checkpoint> cp = DecodeCheckpoint(v);
+    if (!cp.ok() && corrupt != nullptr) {
+      corrupt->push_back(p);
+      return Status::OK();
+    }
     if (!cp.ok()) return cp.status().Prefixed("checkpoint of " + PartitionCfName(p));
     out[p] = *cp;
     return Status::OK();
@@ -272,6 +282,14 @@ Status Db::PutPartitionMeta(int32_t partition, const PartitionMeta& meta) {
   sync.sync = true;
   return FromRocks(rep_->db->Put(sync, rep_->meta, PartitionMetaKey(partition), EncodePartitionMeta(meta)))
       .Prefixed("partition meta of " + PartitionCfName(partition));
+}
+
+Status Db::PutPartitionMetas(const std::map<int32_t, PartitionMeta>& metas) {
+  rocksdb::WriteBatch wb;
+  for (const auto& [p, m] : metas) wb.Put(rep_->meta, PartitionMetaKey(p), EncodePartitionMeta(m));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(rep_->db->Write(sync, &wb)).Prefixed("partition metas");
 }
 
 Status Db::DeletePartitionMeta(int32_t partition) {

@@ -84,13 +84,16 @@ class Db {
   // nullopt when the partition has no checkpoint; kCorruption when it cannot be decoded.
   Result<std::optional<Checkpoint>> ReadCheckpoint(int32_t partition) const;
   // Partitions that have a checkpoint in meta, whether or not their column family exists.
-  Result<std::map<int32_t, Checkpoint>> ReadCheckpoints() const;
+  // An undecodable checkpoint fails the call, unless `corrupt` is given: then its partition
+  // is listed there and left out of the map.
+  Result<std::map<int32_t, Checkpoint>> ReadCheckpoints(std::vector<int32_t>* corrupt = nullptr) const;
   // The checkpoint's stored bytes (for inspection tools); nullopt when absent.
   Result<std::optional<std::string>> ReadRawCheckpoint(int32_t partition) const;
 
   // Revocation records of partitions (see partition_meta.h). Put is synced.
   Result<std::map<int32_t, PartitionMeta>> ReadPartitionMetas() const;
   Status PutPartitionMeta(int32_t partition, const PartitionMeta& meta);
+  Status PutPartitionMetas(const std::map<int32_t, PartitionMeta>& metas);  // one synced batch
   Status DeletePartitionMeta(int32_t partition);
 
   // Calls fn(key, value) for each row of the partition whose key starts with `prefix`,

@@ -52,7 +52,8 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
   const auto started = std::chrono::steady_clock::now();
   auto store = std::unique_ptr<UsageStore>(new UsageStore(db, options));
 
-  ASSIGN_OR_RETURN(auto checkpoints, db.ReadCheckpoints());
+  std::vector<int32_t> corrupt_checkpoints;
+  ASSIGN_OR_RETURN(auto checkpoints, db.ReadCheckpoints(&corrupt_checkpoints));
   const std::vector<int32_t> on_disk = db.ListPartitions();
   for (int32_t p : on_disk) {
     if (p >= options.num_partitions) {
@@ -63,6 +64,11 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
   }
   LoadStats& stats = store->load_stats_;
   stats.partitions = on_disk.size();
+  stats.corrupt_checkpoints = corrupt_checkpoints;
+  for (int32_t p : corrupt_checkpoints) {
+    log::Error("store", "undecodable checkpoint: the partition's data will be dropped before it is replayed")
+        .Kv("partition", p);
+  }
   for (const auto& [p, cp] : checkpoints) {
     if (std::find(on_disk.begin(), on_disk.end(), p) != on_disk.end()) continue;
     ++stats.orphan_checkpoints;
@@ -472,6 +478,20 @@ Result<uint64_t> UsageStore::EvictExpired() {
   }
   return evicted;
 }
+
+Status UsageStore::MarkRevoked(std::span<const int32_t> partitions, int64_t revoked_at_ms, int64_t evict_after_ms) {
+  RETURN_IF_ERROR(CheckHealthy());
+  std::map<int32_t, storage::PartitionMeta> metas;
+  for (int32_t p : partitions) metas[p] = {revoked_at_ms, evict_after_ms};
+  return metas.empty() ? Status::OK() : db_.PutPartitionMetas(metas);
+}
+
+Status UsageStore::ClearRevoked(int32_t partition) {
+  RETURN_IF_ERROR(CheckHealthy());
+  return db_.DeletePartitionMeta(partition);
+}
+
+Result<std::map<int32_t, storage::PartitionMeta>> UsageStore::Revoked() { return db_.ReadPartitionMetas(); }
 
 std::optional<storage::Checkpoint> UsageStore::CheckpointOf(int32_t partition) {
   PartitionUsage* pu = Partition(partition);

@@ -98,6 +98,7 @@ struct LoadStats {
   uint64_t expired_rows = 0;         // outside the active window: skipped (and deleted unless read-only)
   uint64_t undecodable_rows = 0;     // skipped and left on disk
   uint64_t orphan_checkpoints = 0;   // checkpoint without column family (deleted unless read-only)
+  std::vector<int32_t> corrupt_checkpoints;  // undecodable: loaded as if absent (the node drops such data)
   std::vector<int32_t> without_checkpoint;  // column families with no checkpoint
 };
 
@@ -142,6 +143,12 @@ class UsageStore {
   Result<uint64_t> EvictExpired();
   // Evicts one partition's streams outside the window (on assignment, before replay).
   Result<uint64_t> EvictExpired(int32_t partition);
+
+  // Revocation records: when a partition stopped being assigned here, and when its data is
+  // to be dropped unless it is assigned again (survive restarts; storage/partition_meta.h).
+  Status MarkRevoked(std::span<const int32_t> partitions, int64_t revoked_at_ms, int64_t evict_after_ms);
+  Status ClearRevoked(int32_t partition);
+  Result<std::map<int32_t, storage::PartitionMeta>> Revoked();
 
   // The partition's checkpoint as applied in memory (flushed or about to be); nullopt when
   // it has none.

@@ -1,0 +1,301 @@
+#include "kafka/consumer.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "kafka/record_codec.h"
+#include "limits/record_filter.h"
+#include "proto/limits.pb.h"
+
+namespace limits::kafka {
+
+class Consumer::RebalanceHandler final : public RdKafka::RebalanceCb {
+ public:
+  explicit RebalanceHandler(Consumer& owner) : owner_(owner) {}
+  void rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
+                    std::vector<RdKafka::TopicPartition*>& partitions) override {
+    try {
+      if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+        owner_.OnAssign(*consumer, partitions);
+      } else if (err == RdKafka::ERR__REVOKE_PARTITIONS) {
+        owner_.OnRevoke(*consumer, partitions);
+      } else {
+        log::Error("consumer", "rebalance failed").Kv("error", RdKafka::err2str(err));
+        owner_.OnRevoke(*consumer, partitions);
+      }
+    } catch (const std::exception& e) {  // nothing may escape into librdkafka
+      log::Error("consumer", "rebalance callback threw").Kv("error", e.what());
+    } catch (...) {
+      log::Error("consumer", "rebalance callback threw");
+    }
+  }
+
+ private:
+  Consumer& owner_;
+};
+
+Consumer::Consumer(Options options, UsageStore& store, PartitionManager& manager, PartitionLifecycler& lifecycler,
+                   const Clock& clock)
+    : options_(std::move(options)),
+      store_(store),
+      manager_(manager),
+      lifecycler_(lifecycler),
+      clock_(clock),
+      rebalance_(std::make_unique<RebalanceHandler>(*this)),
+      scratch_(std::make_unique<proto::StreamMetadataRecord>()) {}
+
+Consumer::~Consumer() { Stop(); }
+
+Status Consumer::Start() {
+  ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf,
+                   MakeConf(ConsumerDefaults(options_.brokers, options_.group, options_.instance_id),
+                            options_.properties));
+  std::string err;
+  if (conf->set("rebalance_cb", rebalance_.get(), err) != RdKafka::Conf::CONF_OK) return Status::Internal(err);
+  consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (!consumer_) return Status::InvalidArgument("consumer: " + err);
+  RETURN_IF_ERROR(FromKafka(consumer_->subscribe({options_.topic}), "subscribe to " + options_.topic));
+  log::Info("consumer", "joined the consumer group")
+      .Kv("group", options_.group)
+      .Kv("topic", options_.topic)
+      .Kv("protocol", "cooperative-sticky");
+  running_ = true;
+  last_apply_ = last_flush_ = last_progress_ = std::chrono::steady_clock::now();
+  thread_ = std::thread([this] { Run(); });
+  return Status::OK();
+}
+
+void Consumer::Stop() {
+  running_ = false;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Consumer::DeliverPlans(std::vector<AssignmentPlan> plans) {
+  std::lock_guard lock(plans_mu_);
+  plans_.insert(plans_.end(), plans.begin(), plans.end());
+}
+
+void Consumer::Run() {
+  uint64_t errors = 0;
+  while (running_.load(std::memory_order_relaxed)) {
+    std::unique_ptr<RdKafka::Message> message(consumer_->consume(20));
+    const RdKafka::ErrorCode err = message->err();
+    if (err == RdKafka::ERR_NO_ERROR) {
+      HandleMessage(*message);
+    } else if (err != RdKafka::ERR__TIMED_OUT && err != RdKafka::ERR__PARTITION_EOF && errors++ % 100 == 0) {
+      log::Warn("consumer", "consume error").Kv("partition", message->partition()).Kv("error", message->errstr());
+    }
+    ApplyPlans();
+    const auto now = std::chrono::steady_clock::now();
+    if (pending_records_ >= options_.apply_records || now - last_apply_ >= options_.apply_interval) ApplyPending();
+    if (records_since_flush_ >= options_.flush_records || now - last_flush_ >= options_.flush_interval) {
+      FlushAndCommit();
+    }
+    if (now - last_progress_ >= options_.progress_interval) LogProgress();
+  }
+  // Graceful stop: finish the batch and its checkpoint, then leave the group (the final
+  // revoke persists the revocation and commits).
+  FlushAndCommit();
+  consumer_->close();
+  log::Info("consumer", "left the consumer group");
+}
+
+void Consumer::HandleMessage(RdKafka::Message& message) {
+  stats_.fetched.fetch_add(1, std::memory_order_relaxed);
+  auto it = assigned_.find(message.partition());
+  if (it == assigned_.end()) return;
+  Local& l = it->second;
+  if (l.state == PartitionState::kPending) return;  // fetched again after the plan's seek
+  const int64_t offset = message.offset();
+  if (l.position >= 0 && offset < l.position) return;  // from before the seek
+  l.position = offset + 1;
+  l.advanced = true;
+  stats_.newest_lag_ms.store(clock_.NowMillis() - message.timestamp().timestamp, std::memory_order_relaxed);
+  DecodedRecord r;
+  if (!DecodeRecord(message, *scratch_, &r)) {
+    stats_.invalid.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::optional<std::string_view> instance;
+  if (r.instance) instance = *r.instance;
+  if (!ShouldApply(l.state, r.zone, instance, options_.zone, options_.instance_id)) {
+    stats_.discarded.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  l.pending.push_back(OwnedRecord{.tenant = std::move(r.tenant),
+                                  .policy = std::move(r.policy),
+                                  .hash = r.stream_hash,
+                                  .bytes = r.total_size,
+                                  .timestamp_ms = message.timestamp().timestamp,
+                                  .offset = offset});
+  ++pending_records_;
+}
+
+void Consumer::ApplyPlans() {
+  std::vector<AssignmentPlan> plans;
+  {
+    std::lock_guard lock(plans_mu_);
+    if (plans_.empty()) return;
+    plans.swap(plans_);
+  }
+  for (const AssignmentPlan& plan : plans) {
+    auto it = assigned_.find(plan.partition);
+    if (it == assigned_.end() || it->second.generation != plan.generation) continue;  // revoked since
+    Local& l = it->second;
+    std::unique_ptr<RdKafka::TopicPartition> tp(
+        RdKafka::TopicPartition::create(options_.topic, plan.partition, plan.resume_offset));
+    if (RdKafka::ErrorCode rc = consumer_->seek(*tp, 0); rc != RdKafka::ERR_NO_ERROR) {
+      log::Error("consumer", "seek failed").Kv("partition", plan.partition).Kv("error", RdKafka::err2str(rc));
+    }
+    std::vector<RdKafka::TopicPartition*> resume = {tp.get()};
+    consumer_->resume(resume);
+    l.position = plan.resume_offset >= 0 ? plan.resume_offset : -1;
+    if (plan.nothing_to_replay()) {
+      l.state = PartitionState::kReady;
+      manager_.SetReady(plan.partition, plan.generation, plan.end_offset, plan.lookup_failed);
+    } else {
+      l.state = PartitionState::kReplaying;
+      l.target = plan.end_offset - 1;
+      manager_.StartReplay(plan.partition, plan.generation, plan.resume_offset, plan.end_offset);
+    }
+  }
+}
+
+void Consumer::ApplyPending(const std::vector<int32_t>* only) {
+  std::vector<Record> views;
+  for (auto& [p, l] : assigned_) {
+    if (only && std::find(only->begin(), only->end(), p) == only->end()) continue;
+    if (!l.advanced && l.pending.empty()) continue;
+    views.clear();
+    for (const OwnedRecord& r : l.pending) {
+      views.push_back(Record{.tenant = r.tenant,
+                             .stream_hash = r.hash,
+                             .bytes = r.bytes,
+                             .policy = r.policy,
+                             .timestamp_ms = r.timestamp_ms,
+                             .offset = r.offset});
+    }
+    ApplyStats st;
+    Status s = store_.ApplyBuffered(p, views, l.position, &st);
+    if (!s.ok()) {
+      log::Error("consumer", "apply failed").Kv("partition", p).Kv("error", s.ToString());
+    }
+    stats_.applied.fetch_add(st.applied, std::memory_order_relaxed);
+    stats_.invalid.fetch_add(st.invalid, std::memory_order_relaxed);
+    stats_.outside_window.fetch_add(st.outside_window, std::memory_order_relaxed);
+    stats_.redelivered.fetch_add(st.already_applied, std::memory_order_relaxed);
+    records_since_flush_ += l.pending.size();
+    pending_records_ -= l.pending.size();
+    l.pending.clear();
+    l.advanced = false;
+    if (l.state == PartitionState::kReplaying) {
+      manager_.UpdateProgress(p, l.position);
+      if (l.position > l.target) {
+        l.state = PartitionState::kReady;
+        manager_.SetReady(p, l.generation, l.target + 1, false);
+        std::optional<PartitionInfo> info = manager_.Get(p);
+        log::Info("consumer", "partition ready: replay complete")
+            .Kv("partition", p)
+            .Kv("replayed", info ? info->replay.current_offset - info->replay.start_offset : 0)
+            .Kv("seconds", info ? static_cast<double>(info->replay.finished_ms - info->replay.started_ms) / 1000 : 0);
+      }
+    }
+  }
+  last_apply_ = std::chrono::steady_clock::now();
+}
+
+void Consumer::FlushAndCommit() {
+  ApplyPending();
+  if (Status s = store_.Flush(); !s.ok()) {
+    log::Error("consumer", "flush failed").Kv("error", s.ToString());
+  }
+  stats_.flushes.fetch_add(1, std::memory_order_relaxed);
+  records_since_flush_ = 0;
+  last_flush_ = std::chrono::steady_clock::now();
+  // Tell the group how far we are (lag tools); the local checkpoint stays the source of truth.
+  std::vector<RdKafka::TopicPartition*> commits;
+  for (const auto& [p, l] : assigned_) {
+    if (l.state == PartitionState::kPending) continue;
+    std::optional<storage::Checkpoint> cp = store_.CheckpointOf(p);
+    if (!cp || committed_[p] == cp->next_offset) continue;
+    committed_[p] = cp->next_offset;
+    commits.push_back(RdKafka::TopicPartition::create(options_.topic, p, cp->next_offset));
+  }
+  if (!commits.empty()) consumer_->commitAsync(commits);
+  for (auto* tp : commits) delete tp;
+}
+
+void Consumer::LogProgress() {
+  last_progress_ = std::chrono::steady_clock::now();
+  for (const auto& [p, l] : assigned_) {
+    if (l.state != PartitionState::kReplaying) continue;
+    std::optional<PartitionInfo> info = manager_.Get(p);
+    if (!info) continue;
+    const ReplayProgress& r = info->replay;
+    log::Info("consumer", "replaying")
+        .Kv("partition", p)
+        .Kv("start", r.start_offset)
+        .Kv("target", r.target_offset)
+        .Kv("current", r.current_offset)
+        .Kv("remaining", r.remaining())
+        .Kv("records_per_s", r.records_per_s)
+        .Kv("eta_s", r.eta_s);
+  }
+}
+
+void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
+  std::vector<std::pair<int32_t, int64_t>> jobs;
+  std::string names;
+  for (RdKafka::TopicPartition* tp : partitions) {
+    const int32_t p = tp->partition();
+    const int64_t generation = manager_.Assign(p);
+    assigned_[p] = Local{.generation = generation, .pending = {}};
+    // A starting point only: the partition stays paused until its plan seeks.
+    std::optional<storage::Checkpoint> cp = store_.CheckpointOf(p);
+    tp->set_offset(cp ? cp->next_offset : RdKafka::Topic::OFFSET_BEGINNING);
+    jobs.emplace_back(p, generation);
+    names += (names.empty() ? "" : ",") + std::to_string(p);
+  }
+  if (RdKafka::Error* e = consumer.incremental_assign(partitions)) {
+    log::Error("consumer", "incremental_assign failed").Kv("error", e->str());
+    delete e;
+  }
+  consumer.pause(partitions);
+  lifecycler_.OnAssigned(std::move(jobs));
+  log::Info("consumer", "partitions assigned").Kv("partitions", names);
+}
+
+void Consumer::OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
+  const bool lost = consumer.assignment_lost();
+  std::vector<int32_t> revoked;
+  std::string names;
+  for (RdKafka::TopicPartition* tp : partitions) {
+    revoked.push_back(tp->partition());
+    manager_.Revoke(tp->partition());  // stop serving at once
+    names += (names.empty() ? "" : ",") + std::to_string(tp->partition());
+  }
+  // What was consumed is applied and persisted: a re-assignment replays only what follows.
+  ApplyPending(&revoked);
+  if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "flush on revoke failed").Kv("error", s.ToString());
+  lifecycler_.OnRevoked(revoked);
+  std::vector<RdKafka::TopicPartition*> commits;
+  for (int32_t p : revoked) {
+    auto it = assigned_.find(p);
+    const bool started = it != assigned_.end() && it->second.state != PartitionState::kPending;
+    std::optional<storage::Checkpoint> cp = store_.CheckpointOf(p);
+    if (!lost && started && cp && committed_[p] != cp->next_offset) {
+      commits.push_back(RdKafka::TopicPartition::create(options_.topic, p, cp->next_offset));
+    }
+    assigned_.erase(p);
+    committed_.erase(p);
+  }
+  if (!commits.empty()) consumer.commitAsync(commits);
+  for (auto* tp : commits) delete tp;
+  if (RdKafka::Error* e = consumer.incremental_unassign(partitions)) {
+    log::Error("consumer", "incremental_unassign failed").Kv("error", e->str());
+    delete e;
+  }
+  log::Info("consumer", lost ? "partitions lost" : "partitions revoked").Kv("partitions", names);
+}
+
+}  // namespace limits::kafka

@@ -1,0 +1,131 @@
+// Consumer: the node's one KafkaConsumer in the zone's consumer group, and the thread that
+// owns it. It applies consumed records to the usage store (filtered by record_filter.h),
+// persists them with their checkpoints at a steady cadence, commits the checkpointed offsets
+// to the group (so lag tools work; the local checkpoint stays the truth), and runs the
+// partition lifecycle's consumer side:
+//   assign  (rebalance callback) pending; assign paused; queue the offset look-ups
+//   plan    (from the lifecycler) seek to the resume offset, resume; replaying or ready
+//   replay  ready once the record at end - 1 is applied
+//   revoke  (rebalance callback) apply and persist what was consumed; persist revoked-at;
+//           unassign (no commit when the assignment was lost)
+// The rebalance callback does bounded local work only.
+#pragma once
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "kafka/kafka_conf.h"
+#include "limits/partition_lifecycler.h"
+#include "limits/partition_manager.h"
+#include "limits/usage_store.h"
+
+namespace proto {
+class StreamMetadataRecord;
+}
+
+namespace limits::kafka {
+
+struct ConsumerStats {
+  std::atomic<uint64_t> fetched{0};         // records received
+  std::atomic<uint64_t> applied{0};         // applied to the store
+  std::atomic<uint64_t> discarded{0};       // this instance's own records on a ready partition
+  std::atomic<uint64_t> invalid{0};         // undecodable (or rejected by the store as invalid)
+  std::atomic<uint64_t> outside_window{0};  // older than the active window
+  std::atomic<uint64_t> redelivered{0};     // below the checkpoint: skipped
+  std::atomic<uint64_t> flushes{0};
+  std::atomic<int64_t> newest_lag_ms{0};    // now - timestamp of the last record fetched
+};
+
+class Consumer {
+ public:
+  struct Options {
+    std::string brokers, topic, group, zone, instance_id;
+    Properties properties;
+    // Buffered records are applied to memory at least this often (or per this many records)...
+    std::chrono::milliseconds apply_interval{50};
+    size_t apply_records = 20'000;
+    // ...and persisted with their checkpoints at least this often (or per this many records).
+    // Larger numbers coalesce more updates per row written during a replay.
+    std::chrono::milliseconds flush_interval{1000};
+    size_t flush_records = 1'000'000;
+    std::chrono::milliseconds progress_interval{5000};  // replay progress log lines
+  };
+
+  // All references must outlive the consumer.
+  Consumer(Options options, UsageStore& store, PartitionManager& manager, PartitionLifecycler& lifecycler,
+           const Clock& clock);
+  ~Consumer();
+
+  // Creates the KafkaConsumer, subscribes, and starts the consumer thread.
+  Status Start();
+  // Graceful: applies and persists what was consumed, leaves the group (the final revoke
+  // runs), and joins the thread.
+  void Stop();
+
+  // From the lifecycler's thread: the plans for newly assigned partitions.
+  void DeliverPlans(std::vector<AssignmentPlan> plans);
+
+  const ConsumerStats& stats() const { return stats_; }
+
+ private:
+  class RebalanceHandler;
+  struct OwnedRecord {
+    std::string tenant, policy;
+    uint64_t hash = 0, bytes = 0;
+    int64_t timestamp_ms = 0, offset = 0;
+  };
+  // The consumer thread's view of one assigned partition.
+  struct Local {
+    int64_t generation = 0;
+    PartitionState state = PartitionState::kPending;
+    int64_t target = -1;    // replaying: ready once position > target
+    int64_t position = -1;  // next offset expected; -1 until the plan arrives
+    bool advanced = false;  // position moved since the last apply
+    std::vector<OwnedRecord> pending;
+  };
+
+  void Run();
+  void HandleMessage(RdKafka::Message& message);
+  void ApplyPlans();
+  // Applies buffered records of every partition (or of `only`) to the store's memory.
+  void ApplyPending(const std::vector<int32_t>* only = nullptr);
+  void FlushAndCommit();
+  void LogProgress();
+  void OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
+  void OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
+
+  const Options options_;
+  UsageStore& store_;
+  PartitionManager& manager_;
+  PartitionLifecycler& lifecycler_;
+  const Clock& clock_;
+  ConsumerStats stats_;
+
+  std::unique_ptr<RebalanceHandler> rebalance_;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  std::unique_ptr<proto::StreamMetadataRecord> scratch_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+
+  std::mutex plans_mu_;
+  std::vector<AssignmentPlan> plans_;  // GUARDED_BY(plans_mu_)
+
+  // Consumer thread only.
+  std::map<int32_t, Local> assigned_;
+  size_t pending_records_ = 0;
+  size_t records_since_flush_ = 0;
+  std::map<int32_t, int64_t> committed_;
+  std::chrono::steady_clock::time_point last_apply_, last_flush_, last_progress_;
+};
+
+}  // namespace limits::kafka

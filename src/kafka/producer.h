@@ -1,0 +1,57 @@
+// StreamProducer: writes accepted streams to the metadata topic so other zones (and this
+// partition's next owner) learn of them. Never blocks its caller: a full local queue or a
+// failed delivery is counted and logged, not retried by the caller.
+// Thread-safe; a poll thread serves delivery reports.
+#pragma once
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "kafka/kafka_conf.h"
+
+namespace limits::kafka {
+
+struct ProducerStats {
+  std::atomic<uint64_t> produced{0};        // delivered
+  std::atomic<uint64_t> failed{0};          // delivery failed, or rejected by a full queue
+};
+
+class StreamProducer {
+ public:
+  struct Options {
+    std::string brokers, topic, zone, instance_id;
+    int32_t num_partitions = 64;
+    Properties properties;
+  };
+
+  static Result<std::unique_ptr<StreamProducer>> Create(const Options& options, const Clock& clock);
+  ~StreamProducer();
+
+  // Queues the record: value StreamMetadataRecord{zone, tenant, metadata}, key tenant,
+  // partition hash % num_partitions, timestamp now, header "limitsd-instance".
+  void Produce(const std::string& tenant, uint64_t stream_hash, uint64_t total_size, const std::string& policy);
+  // Waits up to `timeout` for queued records to be delivered (shutdown).
+  Status Flush(std::chrono::milliseconds timeout);
+
+  const ProducerStats& stats() const { return stats_; }
+
+ private:
+  class DeliveryReports;
+  StreamProducer(Options options, const Clock& clock);
+
+  const Options options_;
+  const Clock& clock_;
+  ProducerStats stats_;
+  std::unique_ptr<DeliveryReports> reports_;
+  std::unique_ptr<RdKafka::Producer> producer_;
+  std::atomic<bool> stop_{false};
+  std::thread poller_;
+};
+
+}  // namespace limits::kafka

@@ -1,0 +1,435 @@
+// The node against librdkafka's mock cluster, real RocksDB in temp dirs, HTTP on loopback:
+// cold start, restarts (graceful and SIGKILL), two nodes in a group, two zones, same-zone
+// handoff, revoke/re-assign inside and outside the retention, offset look-up failure,
+// corrupt records. Timings follow MOCK-KAFKA.md: a first assignment takes ~3 s, every later
+// rebalance ~session.timeout (6 s here).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "node/node.h"
+#include "testing/http_client.h"
+#include "testing/subprocess.h"
+#include "testing/temp_dir.h"
+#include "testing/test_kafka.h"
+#include "testing/wait_for.h"
+
+namespace limits {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::HttpGet;
+using testing::TempDir;
+using testing::TestKafka;
+using testing::WaitFor;
+
+constexpr int32_t kPartitions = 4;
+
+int64_t NowMs() { return Clock::System().NowMillis(); }
+
+// Streams hashed into `partition`: hash = n * partitions + partition.
+uint64_t HashIn(int32_t partition, uint64_t n) { return n * kPartitions + static_cast<uint64_t>(partition); }
+
+std::set<int32_t> ReadyPartitions(Node& node) {
+  std::set<int32_t> out;
+  for (const PartitionInfo& info : node.partitions().Snapshot()) {
+    if (info.state == PartitionState::kReady) out.insert(info.partition);
+  }
+  return out;
+}
+
+std::set<int32_t> AssignedPartitions(Node& node) {
+  std::set<int32_t> out;
+  for (const PartitionInfo& info : node.partitions().Snapshot()) out.insert(info.partition);
+  return out;
+}
+
+bool AllReady(Node& node, size_t partitions) {
+  const auto assigned = AssignedPartitions(node);
+  return assigned.size() == partitions && ReadyPartitions(node) == assigned;
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Node> Start(const std::string& name, const std::string& zone = "zone-a",
+                              const std::function<void(config::Config&)>& tweak = nullptr) {
+    config::Config c = kafka_.NodeConfig(dir_.Sub(name), zone, name);
+    if (tweak) tweak(c);
+    Result<std::unique_ptr<Node>> node = Node::Start(c);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    return node.ok() ? std::move(*node) : nullptr;
+  }
+
+  uint64_t Streams(Node& node, const std::string& tenant, const PartitionSet& partitions) {
+    return node.store().UsageOf(tenant, partitions).active_streams;
+  }
+
+  TempDir dir_;
+  TestKafka kafka_{kPartitions};
+  const PartitionSet all_ = PartitionSet::All(kPartitions);
+};
+
+// 1. Cold start: only the records inside the active window are consumed and applied.
+TEST_F(NodeTest, ColdStartReplaysOnlyTheActiveWindow) {
+  const int64_t now = NowMs();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    for (uint64_t i = 0; i < 50; ++i) kafka_.Produce("tenant-a", HashIn(p, 1000 + i), now - 3 * 3600'000 + int64_t(i));
+    for (uint64_t i = 0; i < 30; ++i) kafka_.Produce("tenant-a", HashIn(p, i), now - 1800'000 + int64_t(i) * 1000);
+  }
+  kafka_.Flush();
+  auto node = Start("a", "zone-a", [](config::Config& c) {
+    c.windows.active = 1h;
+    c.windows.wait_assign = 60s;
+  });
+  ASSERT_TRUE(node);
+  const testing::HttpResult early = HttpGet(node->http_port(), "/ready");
+  EXPECT_EQ(early.status, 503) << early.body;
+  EXPECT_EQ(HttpGet(node->http_port(), "/live").status, 200);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  EXPECT_EQ(HttpGet(node->http_port(), "/ready").status, 200);
+  // The window's start was found by the binary search (the mock answers -1 to time
+  // look-ups): nothing older was even fetched.
+  EXPECT_EQ(node->consumer().stats().fetched.load(), 4u * 30);
+  EXPECT_EQ(node->consumer().stats().applied.load(), 4u * 30);
+  EXPECT_EQ(Streams(*node, "tenant-a", all_), 4u * 30);
+  for (const PartitionInfo& info : node->partitions().Snapshot()) {
+    EXPECT_EQ(info.end_offset, 80) << info.partition;
+    EXPECT_EQ(info.replay.start_offset, 50) << info.partition;
+  }
+}
+
+// 2. Restart after a graceful stop replays only what was produced after the checkpoint.
+TEST_F(NodeTest, GracefulRestartReplaysOnlyNewRecords) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now - 60'000);
+  kafka_.Flush();
+  {
+    auto node = Start("a");
+    ASSERT_TRUE(node);
+    ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+    EXPECT_EQ(Streams(*node, "t", all_), 40u);
+    node->Stop();
+  }
+  for (uint64_t i = 40; i < 65; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  EXPECT_EQ(node->consumer().stats().fetched.load(), 25u);  // the delta, not the window
+  EXPECT_EQ(Streams(*node, "t", all_), 65u);
+}
+
+// A limitsd process (the real binary), for what needs a process boundary: SIGKILL.
+class NodeProcess {
+ public:
+  NodeProcess(const TestKafka& kafka, const std::string& dir, const std::string& log_path) : log_path_(log_path) {
+    const config::Config c = kafka.NodeConfig(dir, "zone-a", "killed");
+    std::vector<std::string> args = {LIMITSD,
+                                     "--set", "kafka.brokers=" + c.kafka.brokers,
+                                     "--set", "kafka.num_partitions=" + std::to_string(c.kafka.num_partitions),
+                                     "--set", "store.path=" + c.store.path,
+                                     "--set", "node.instance_id=killed",
+                                     "--set", "server.http_listen=127.0.0.1:0",
+                                     "--set", "server.grpc_listen=127.0.0.1:0",
+                                     "--set", "windows.wait_assign=2s"};
+    for (const auto& [k, v] : c.kafka.properties) {
+      args.push_back("--set");
+      args.push_back("kafka.properties." + k + "=" + v);
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, STDERR_FILENO);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~NodeProcess() { Kill(SIGKILL); }
+
+  void Kill(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  // The HTTP port, from the node's "listening" log line; 0 until it is written.
+  int HttpPort() const {
+    std::smatch m;
+    const std::string log = Log();
+    static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
+    return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
+  }
+  // partition -> records to replay, from the lifecycle's first plan for each partition.
+  std::map<int, int64_t> Plans() const {
+    std::map<int, int64_t> out;
+    const std::string log = Log();
+    static const std::regex re("\"component\":\"lifecycle\".*?\"partition\":([0-9]+).*?\"to_replay\":([0-9]+)");
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
+      out.emplace(std::stoi((*it)[1]), std::stoll((*it)[2]));
+    }
+    return out;
+  }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+};
+
+// 2b. Restart after SIGKILL: the checkpoint on disk decides where replay resumes.
+TEST_F(NodeTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now - 60'000);
+  kafka_.Flush();
+  const std::string dir = dir_.Sub("killed");
+  const std::string db = dir + "/db";
+  {
+    NodeProcess node(kafka_, dir, dir_.Sub("first.log"));
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return node.HttpPort() > 0 &&
+                 HttpGet(node.HttpPort(), "/ready").body.find("ready: 4 partitions") != std::string::npos;
+        },
+        60s))
+        << node.Log();
+    // Wait for the checkpoints on disk (read beside the running node) to cover everything.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          testing::RunResult r = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "partitions"});
+          size_t covered = 0;
+          for (int32_t p = 0; p < kPartitions; ++p) {
+            if (r.out.find("\"partition\": " + std::to_string(p) + ",\n      \"state\": \"held\",\n      \"checkpoint\": {\n        \"next_offset\": 10,") != std::string::npos) {
+              ++covered;
+            }
+          }
+          return covered == kPartitions;
+        },
+        30s));
+    node.Kill(SIGKILL);
+  }
+  for (uint64_t i = 40; i < 65; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  NodeProcess node(kafka_, dir, dir_.Sub("second.log"));
+  // Ready with its partitions (not merely "nothing assigned yet": the killed member holds
+  // them until its session times out).
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return node.HttpPort() > 0 &&
+               HttpGet(node.HttpPort(), "/ready").body.find("ready: 4 partitions") != std::string::npos;
+      },
+      90s))
+      << node.Log();
+  int64_t replayed = 0;
+  const auto plans = node.Plans();
+  for (const auto& [p, n] : plans) replayed += n;
+  EXPECT_EQ(plans.size(), size_t{kPartitions});
+  EXPECT_EQ(replayed, 25);  // the records after the checkpoints, not the 65 of the window
+  node.Kill(SIGTERM);
+  testing::RunResult tenants = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "tenants"});
+  EXPECT_THAT(tenants.out, ::testing::HasSubstr("\"total_streams\": 65"));
+}
+
+// 3. Two nodes in one group split the partitions; when one leaves, the other takes them and
+// ends with the counts a single node would have.
+TEST_F(NodeTest, TwoNodesSplitPartitionsAndHandOverOnStop) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 80; ++i) kafka_.Produce(i % 2 ? "t1" : "t2", i, now - 1000);
+  kafka_.Flush();
+  auto a = Start("a");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
+  auto b = Start("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto pa = ReadyPartitions(*a), pb = ReadyPartitions(*b);
+        if (pa.empty() || pb.empty() || pa.size() + pb.size() != kPartitions) return false;
+        for (int32_t p : pb) {
+          if (pa.count(p)) return false;
+        }
+        return AssignedPartitions(*a) == pa && AssignedPartitions(*b) == pb;
+      },
+      90s));
+  // Each node holds the streams of its own partitions, B by replaying them.
+  PartitionSet of_b;
+  for (int32_t p : ReadyPartitions(*b)) of_b.Add(p);
+  EXPECT_EQ(Streams(*b, "t1", of_b) + Streams(*b, "t2", of_b), 20u * of_b.Count());
+  // More records while the partitions are split.
+  for (uint64_t i = 80; i < 120; ++i) kafka_.Produce(i % 2 ? "t1" : "t2", i, now);
+  kafka_.Flush();
+  b->Stop();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions) && Streams(*a, "t1", all_) == 60; }, 90s));
+  EXPECT_EQ(Streams(*a, "t1", all_), 60u);
+  EXPECT_EQ(Streams(*a, "t2", all_), 60u);
+}
+
+// 4. Two zones: a stream accepted in zone A is visible in zone B; each node discards its
+// own records instead of applying them twice.
+TEST_F(NodeTest, StreamsAcceptedInOneZoneReachTheOther) {
+  auto a = Start("a", "zone-a");
+  auto b = Start("b", "zone-b");
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions) && AllReady(*b, kPartitions); }, 60s));
+  std::vector<StreamUpdate> streams;
+  for (uint64_t h = 0; h < 8; ++h) streams.push_back({.stream_hash = h, .bytes = 500, .policy = ""});
+  UpdateCondResult out;
+  TenantLimits limits;
+  ASSERT_TRUE(a->store().UpdateCond("t", streams, limits, *a->partitions().Serving(), &out).ok());
+  ASSERT_EQ(out.to_produce.size(), 8u);
+  for (uint32_t i : out.to_produce) a->producer().Produce("t", streams[i].stream_hash, streams[i].bytes, "");
+  ASSERT_TRUE(WaitFor([&] { return Streams(*b, "t", all_) == 8; }, 30s));
+  ASSERT_TRUE(WaitFor([&] { return a->consumer().stats().discarded.load() == 8; }, 30s));
+  EXPECT_EQ(b->consumer().stats().discarded.load(), 0u);
+  EXPECT_EQ(a->store().UsageOf("t", all_).rate_window_bytes, 8u * 500);  // not counted twice
+  EXPECT_EQ(b->store().UsageOf("t", all_).rate_window_bytes, 8u * 500);
+}
+
+// 5. Same-zone handoff: records the previous owner (same zone, other instance) produced after
+// this node's end-offset snapshot are applied; its own are discarded; records without the
+// instance header fall back to the zone.
+TEST_F(NodeTest, SameZoneRecordsOfAnotherInstanceAreApplied) {
+  auto b = Start("node-b", "zone-a");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*b, kPartitions); }, 60s));
+  const int64_t now = NowMs();
+  for (uint64_t h = 0; h < 4; ++h) kafka_.Produce("t", h, now, "zone-a", "node-a");   // late records of the old owner
+  for (uint64_t h = 4; h < 8; ++h) kafka_.Produce("t", h, now, "zone-a", "node-b");   // its own
+  for (uint64_t h = 8; h < 12; ++h) kafka_.Produce("t", h, now, "zone-a");            // no header: by zone
+  for (uint64_t h = 12; h < 16; ++h) kafka_.Produce("t", h, now, "zone-c");           // another zone
+  kafka_.Flush();
+  ASSERT_TRUE(WaitFor([&] { return b->consumer().stats().fetched.load() == 16; }, 30s));
+  ASSERT_TRUE(WaitFor([&] { return Streams(*b, "t", all_) == 8; }, 10s));
+  EXPECT_EQ(b->consumer().stats().discarded.load(), 8u);
+  for (uint64_t h : {0u, 3u, 12u, 15u}) {
+    EXPECT_EQ(b->store().ActiveStreams(static_cast<int32_t>(h % kPartitions), "t", ""), 2u);
+  }
+}
+
+// 6a. Revoked and re-assigned inside the retention: nothing is dropped, and only the delta
+// is replayed.
+TEST_F(NodeTest, ReassignmentInsideTheRetentionReplaysOnlyTheDelta) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  auto a = Start("a");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
+  auto b = Start("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor([&] { return !ReadyPartitions(*b).empty() && AssignedPartitions(*a).size() < kPartitions; }, 90s));
+  const size_t moved = kPartitions - AssignedPartitions(*a).size();
+  EXPECT_EQ(a->store().Partitions().size(), size_t{kPartitions});  // revoked data kept
+  for (uint64_t i = 40; i < 60; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  b->Stop();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions) && Streams(*a, "t", all_) == 60; }, 90s));
+  // 40 at first, the 20 new ones once each: the moved partitions resumed at their checkpoint.
+  EXPECT_EQ(a->consumer().stats().fetched.load(), 60u) << moved << " partitions moved";
+  for (const PartitionInfo& info : a->partitions().Snapshot()) {
+    if (info.replay.start_offset >= 0) {
+      EXPECT_GE(info.replay.start_offset, 10) << "partition " << info.partition;
+    }
+  }
+}
+
+// 6b. Outside the retention the revoked partitions' data is dropped, and a re-assignment
+// replays the window.
+TEST_F(NodeTest, ReassignmentAfterTheRetentionReplaysTheWindow) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  auto retention = [](config::Config& c) { c.windows.revoked_retention = 1s; };
+  auto a = Start("a", "zone-a", retention);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
+  auto b = Start("b", "zone-a", retention);
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor([&] { return !ReadyPartitions(*b).empty() && AssignedPartitions(*a).size() < kPartitions; }, 90s));
+  const std::set<int32_t> kept = AssignedPartitions(*a);
+  std::set<int32_t> moved;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    if (!kept.count(p)) moved.insert(p);
+  }
+  // The moved partitions' column families go once the retention has passed. (The mock's
+  // rebalance may also report A's whole assignment lost for a few seconds, longer than this
+  // retention: then every partition is dropped and replayed, which is the rule too.)
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int32_t p : a->store().Partitions()) {
+          if (moved.count(p)) return false;
+        }
+        return true;
+      },
+      30s));
+  b->Stop();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions) && Streams(*a, "t", all_) == 40; }, 90s));
+  EXPECT_EQ(a->store().Partitions().size(), size_t{kPartitions});
+  // Re-assigned without data, each moved partition replayed its whole window (offsets 0-9),
+  // not from the checkpoint it once had (10).
+  for (int32_t p : moved) {
+    std::optional<PartitionInfo> info = a->partitions().Get(p);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->replay.start_offset, 0) << "partition " << p;
+    EXPECT_EQ(info->replay.target_offset, 9) << "partition " << p;
+  }
+}
+
+// 7. Offset look-ups that fail make the partition ready (liveness); consumption continues.
+TEST_F(NodeTest, FailedOffsetLookupsStillGoReady) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 8; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  // ApiKey 2 = ListOffsets; every such request fails until cleared.
+  std::vector<rd_kafka_resp_err_t> errors(200, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  rd_kafka_mock_push_request_errors_array(kafka_.mock(), 2, errors.size(), errors.data());
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  for (const PartitionInfo& info : node->partitions().Snapshot()) EXPECT_TRUE(info.lookup_failed);
+  EXPECT_EQ(HttpGet(node->http_port(), "/live").status, 200);
+  EXPECT_EQ(HttpGet(node->http_port(), "/ready").status, 200);
+  rd_kafka_mock_clear_request_errors(kafka_.mock(), 2);
+  for (uint64_t i = 8; i < 16; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  // Replay of what is there still happens: all 16 records, from the beginning.
+  ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 16; }, 60s));
+}
+
+// 8. A corrupt record is counted, skipped, and consumption continues past it.
+TEST_F(NodeTest, CorruptRecordsAreCountedAndSkipped) {
+  const int64_t now = NowMs();
+  kafka_.Produce("t", HashIn(0, 1), now);
+  kafka_.ProduceRaw(0, "\xff\xfe not a protobuf", now);
+  kafka_.ProduceRaw(0, "", now);
+  kafka_.Produce("t", HashIn(0, 2), now);
+  kafka_.Flush();
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  EXPECT_EQ(node->consumer().stats().invalid.load(), 2u);
+  EXPECT_EQ(Streams(*node, "t", all_), 2u);
+  ASSERT_TRUE(WaitFor([&] { return node->store().CheckpointOf(0) && node->store().CheckpointOf(0)->next_offset == 4; }, 10s));
+  kafka_.Produce("t", HashIn(0, 3), now);
+  kafka_.Flush();
+  ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 3; }, 30s));
+}
+
+}  // namespace
+}  // namespace limits
