@@ -184,17 +184,23 @@ std::vector<int32_t> Db::ListPartitions() const {
 
 bool Db::HasPartition(int32_t partition) const { return rep_->Handle(partition) != nullptr; }
 
-Status Db::CreatePartition(int32_t partition) {
-  if (partition < 0 || partition > kMaxPartition) {
-    return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
-  }
+Status Db::CreatePartition(int32_t partition) { return CreatePartitions({partition}); }
+
+Status Db::CreatePartitions(const std::vector<int32_t>& partitions) {
   std::unique_lock lock(rep_->mu);
-  if (rep_->partitions.count(partition)) return Status::OK();
-  rocksdb::ColumnFamilyHandle* h = nullptr;
-  rocksdb::Status s = rep_->db->CreateColumnFamily(rep_->rocks.partition_cf, PartitionCfName(partition), &h);
-  if (!s.ok()) return FromRocks(s).Prefixed("create " + PartitionCfName(partition));
-  rep_->partitions[partition] = h;
-  return Status::OK();
+  std::vector<int32_t> missing;
+  std::vector<std::string> names;
+  for (int32_t p : partitions) {
+    if (p < 0 || p > kMaxPartition) return Status::InvalidArgument("partition " + std::to_string(p) + " out of range");
+    if (rep_->partitions.count(p) || std::find(missing.begin(), missing.end(), p) != missing.end()) continue;
+    missing.push_back(p);
+    names.push_back(PartitionCfName(p));
+  }
+  if (missing.empty()) return Status::OK();
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status s = rep_->db->CreateColumnFamilies(rep_->rocks.partition_cf, names, &handles);
+  for (size_t i = 0; i < handles.size(); ++i) rep_->partitions[missing[i]] = handles[i];
+  return FromRocks(s).Prefixed("create " + names.front() + (names.size() > 1 ? " and others" : ""));
 }
 
 Status Db::DropPartition(int32_t partition) {
@@ -292,11 +298,14 @@ Status Db::PutPartitionMetas(const std::map<int32_t, PartitionMeta>& metas) {
   return FromRocks(rep_->db->Write(sync, &wb)).Prefixed("partition metas");
 }
 
-Status Db::DeletePartitionMeta(int32_t partition) {
+Status Db::DeletePartitionMeta(int32_t partition) { return DeletePartitionMetas({partition}); }
+
+Status Db::DeletePartitionMetas(const std::vector<int32_t>& partitions) {
+  rocksdb::WriteBatch wb;
+  for (int32_t p : partitions) wb.Delete(rep_->meta, PartitionMetaKey(p));
   rocksdb::WriteOptions sync;
   sync.sync = true;
-  return FromRocks(rep_->db->Delete(sync, rep_->meta, PartitionMetaKey(partition)))
-      .Prefixed("partition meta of " + PartitionCfName(partition));
+  return FromRocks(rep_->db->Write(sync, &wb)).Prefixed("delete partition metas");
 }
 
 Status Db::ScanPartition(int32_t partition, std::string_view prefix, const RowFn& fn) const {

@@ -76,6 +76,8 @@ class Db {
   bool HasPartition(int32_t partition) const;
   // Creates the partition's column family if missing. Idempotent.
   Status CreatePartition(int32_t partition);
+  // Same for several at once: one OPTIONS-file rewrite instead of one per partition.
+  Status CreatePartitions(const std::vector<int32_t>& partitions);
   // Deletes the checkpoint and partition meta (synced), then drops the column family: a
   // crash in between leaves data without a checkpoint, which replay rebuilds, never a
   // checkpoint without data.
@@ -95,6 +97,7 @@ class Db {
   Status PutPartitionMeta(int32_t partition, const PartitionMeta& meta);
   Status PutPartitionMetas(const std::map<int32_t, PartitionMeta>& metas);  // one synced batch
   Status DeletePartitionMeta(int32_t partition);
+  Status DeletePartitionMetas(const std::vector<int32_t>& partitions);  // one synced batch
 
   // Calls fn(key, value) for each row of the partition whose key starts with `prefix`,
   // in key order, until fn returns false.

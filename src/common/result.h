@@ -29,6 +29,7 @@ class [[nodiscard]] Result {
 
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(Checked()); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

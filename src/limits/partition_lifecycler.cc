@@ -79,16 +79,16 @@ void PartitionLifecycler::Run() {
 
 void PartitionLifecycler::ProcessAssignment(const std::vector<std::pair<int32_t, int64_t>>& partitions) {
   std::vector<int32_t> ids;
-  for (const auto& [p, gen] : partitions) {
-    // Cancels a scheduled eviction, before anything else can run it.
-    Status s = store_.ClearRevoked(p);
-    if (!s.ok()) log::Error("lifecycle", "cannot clear revocation").Kv("partition", p).Kv("error", s.ToString());
-    ids.push_back(p);
+  for (const auto& [p, gen] : partitions) ids.push_back(p);
+  // Cancels scheduled evictions, before anything else can run them.
+  if (Status s = store_.ClearRevoked(ids); !s.ok()) {
+    log::Error("lifecycle", "cannot clear revocations").Kv("error", s.ToString());
   }
   const int64_t window_start_ms = clock_.NowMillis() - int64_t{options_.windows.active_s} * 1000;
   const std::vector<PartitionOffsets> offsets = offsets_.Lookup(ids, window_start_ms);
   const std::vector<int32_t> on_disk = store_.Partitions();
   std::vector<AssignmentPlan> plans;
+  std::vector<std::pair<AssignmentPlan, const PartitionOffsets*>> looked_up;
   for (size_t i = 0; i < partitions.size(); ++i) {
     const auto [p, gen] = partitions[i];
     if (!manager_.IsCurrent(p, gen)) continue;  // revoked (and maybe re-assigned) meanwhile
@@ -116,21 +116,26 @@ void PartitionLifecycler::ProcessAssignment(const std::vector<std::pair<int32_t,
         log::Error("lifecycle", "drop failed").Kv("partition", p).Kv("error", s.ToString());
       }
     }
-    if (Status s = store_.EnsurePartition(p); !s.ok()) {
-      log::Error("lifecycle", "cannot create the partition's column family").Kv("partition", p).Kv("error", s.ToString());
-    }
+    plan.end_offset = o.end;
+    plan.resume_offset = std::max({usable ? cp->next_offset : int64_t{0}, o.window_start, o.start});
+    looked_up.emplace_back(plan, &o);
+  }
+  std::vector<int32_t> create;
+  for (const auto& [plan, o] : looked_up) create.push_back(plan.partition);
+  if (Status s = store_.EnsurePartitions(create); !s.ok()) {
+    log::Error("lifecycle", "cannot create column families").Kv("error", s.ToString());
+  }
+  for (const auto& [plan, o] : looked_up) {
+    const int32_t p = plan.partition;
     if (Result<uint64_t> evicted = store_.EvictExpired(p); evicted.ok() && *evicted > 0) {
       log::Info("lifecycle", "evicted stale streams").Kv("partition", p).Kv("streams", *evicted);
     }
-    plan.end_offset = o.end;
-    plan.resume_offset = std::max({usable ? cp->next_offset : int64_t{0}, o.window_start, o.start});
     log::Info("lifecycle", plan.nothing_to_replay() ? "partition ready: nothing to replay" : "partition replaying")
         .Kv("partition", p)
-        .Kv("checkpoint", usable ? cp->next_offset : -1)
-        .Kv("window_start", o.window_start)
+        .Kv("window_start", o->window_start)
         .Kv("resume_offset", plan.resume_offset)
-        .Kv("end_offset", o.end)
-        .Kv("to_replay", std::max<int64_t>(0, o.end - plan.resume_offset));
+        .Kv("end_offset", o->end)
+        .Kv("to_replay", std::max<int64_t>(0, o->end - plan.resume_offset));
     plans.push_back(plan);
   }
   if (!plans.empty() && sink_) sink_(std::move(plans));

@@ -187,12 +187,21 @@ Status UsageStore::EnsurePresentLocked(PartitionUsage& pu) {
   return Status::OK();
 }
 
-Status UsageStore::EnsurePartition(int32_t partition) {
+Status UsageStore::EnsurePartition(int32_t partition) { return EnsurePartitions(std::span<const int32_t>(&partition, 1)); }
+
+Status UsageStore::EnsurePartitions(std::span<const int32_t> partitions) {
   RETURN_IF_ERROR(CheckHealthy());
-  PartitionUsage* pu = Partition(partition);
-  if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
-  std::lock_guard lock(pu->mu());
-  return EnsurePresentLocked(*pu);
+  for (int32_t p : partitions) {
+    if (Partition(p) == nullptr) return Status::InvalidArgument("partition " + std::to_string(p) + " out of range");
+  }
+  // Column families first, all at once; then each partition notes that it has one.
+  RETURN_IF_ERROR(db_.CreatePartitions({partitions.begin(), partitions.end()}));
+  for (int32_t p : partitions) {
+    PartitionUsage& pu = *Partition(p);
+    std::lock_guard lock(pu.mu());
+    RETURN_IF_ERROR(EnsurePresentLocked(pu));
+  }
+  return Status::OK();
 }
 
 // --- consumption -------------------------------------------------------------------------
@@ -466,7 +475,7 @@ Result<uint64_t> UsageStore::EvictExpired(int32_t partition) {
       evicted += n;
     });
   }
-  RETURN_IF_ERROR(Flush());
+  if (evicted > 0) RETURN_IF_ERROR(Flush());
   return evicted;
 }
 
@@ -486,9 +495,9 @@ Status UsageStore::MarkRevoked(std::span<const int32_t> partitions, int64_t revo
   return metas.empty() ? Status::OK() : db_.PutPartitionMetas(metas);
 }
 
-Status UsageStore::ClearRevoked(int32_t partition) {
+Status UsageStore::ClearRevoked(std::span<const int32_t> partitions) {
   RETURN_IF_ERROR(CheckHealthy());
-  return db_.DeletePartitionMeta(partition);
+  return partitions.empty() ? Status::OK() : db_.DeletePartitionMetas({partitions.begin(), partitions.end()});
 }
 
 Result<std::map<int32_t, storage::PartitionMeta>> UsageStore::Revoked() { return db_.ReadPartitionMetas(); }

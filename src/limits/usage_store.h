@@ -136,6 +136,7 @@ class UsageStore {
   // --- partitions ----------------------------------------------------------------------
   // Creates the partition's column family if missing.
   Status EnsurePartition(int32_t partition);
+  Status EnsurePartitions(std::span<const int32_t> partitions);
   // Forgets the partition in memory and drops its data (checkpoint first, then the column
   // family), serialised with flushes.
   Status DropPartition(int32_t partition);
@@ -147,7 +148,7 @@ class UsageStore {
   // Revocation records: when a partition stopped being assigned here, and when its data is
   // to be dropped unless it is assigned again (survive restarts; storage/partition_meta.h).
   Status MarkRevoked(std::span<const int32_t> partitions, int64_t revoked_at_ms, int64_t evict_after_ms);
-  Status ClearRevoked(int32_t partition);
+  Status ClearRevoked(std::span<const int32_t> partitions);
   Result<std::map<int32_t, storage::PartitionMeta>> Revoked();
 
   // The partition's checkpoint as applied in memory (flushed or about to be); nullopt when

@@ -1,0 +1,50 @@
+// The limitsd binary's command line: help, version, --check-config exit codes and messages.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/subprocess.h"
+#include "testing/temp_dir.h"
+
+namespace limits {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RunProgram;
+
+TEST(LimitsdCliTest, HelpAndVersion) {
+  testing::RunResult help = RunProgram({LIMITSD, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--check-config FILE"));
+  testing::RunResult version = RunProgram({LIMITSD, "--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, HasSubstr("limitsd "));
+  EXPECT_EQ(RunProgram({LIMITSD, "--frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunProgram({LIMITSD, "--config"}).exit_code, 2);
+}
+
+TEST(LimitsdCliTest, CheckConfigExitsZeroOnTheShippedExample) {
+  testing::RunResult r = RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("valid"));
+}
+
+TEST(LimitsdCliTest, BadConfigExitsTwoNamingTheKey) {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("bad.toml");
+  std::ofstream(path) << "[windows]\nrate = \"7m\"\nbucket = \"2m\"\n[kafka]\nnum_partitions = 0\n";
+  testing::RunResult r = RunProgram({LIMITSD, "--check-config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("kafka.num_partitions: must be between 1 and 100000, got 0"));
+  // Running with it fails the same way, before touching anything.
+  r = RunProgram({LIMITSD, "--config", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("kafka.num_partitions"));
+  r = RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "windows.active=soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("windows.active: invalid duration \"soon\""));
+}
+
+}  // namespace
+}  // namespace limits
