@@ -78,12 +78,19 @@ void Consumer::DeliverPlans(std::vector<AssignmentPlan> plans) {
 void Consumer::Run() {
   uint64_t errors = 0;
   while (running_.load(std::memory_order_relaxed)) {
-    std::unique_ptr<RdKafka::Message> message(consumer_->consume(20));
-    const RdKafka::ErrorCode err = message->err();
-    if (err == RdKafka::ERR_NO_ERROR) {
-      HandleMessage(*message);
-    } else if (err != RdKafka::ERR__TIMED_OUT && err != RdKafka::ERR__PARTITION_EOF && errors++ % 100 == 0) {
-      log::Warn("consumer", "consume error").Kv("partition", message->partition()).Kv("error", message->errstr());
+    // Drain what is queued (waiting only for the first message), then do the housekeeping
+    // once per batch rather than per record.
+    for (int i = 0; i < 1000; ++i) {
+      std::unique_ptr<RdKafka::Message> message(consumer_->consume(i == 0 ? 20 : 0));
+      const RdKafka::ErrorCode err = message->err();
+      if (err == RdKafka::ERR_NO_ERROR) {
+        HandleMessage(*message);
+        continue;
+      }
+      if (err != RdKafka::ERR__TIMED_OUT && err != RdKafka::ERR__PARTITION_EOF && errors++ % 100 == 0) {
+        log::Warn("consumer", "consume error").Kv("partition", message->partition()).Kv("error", message->errstr());
+      }
+      break;
     }
     ApplyPlans();
     const auto now = std::chrono::steady_clock::now();
@@ -92,6 +99,7 @@ void Consumer::Run() {
       FlushAndCommit();
     }
     if (now - last_progress_ >= options_.progress_interval) LogProgress();
+    if (states_changed_) LogReadiness();
   }
   // Graceful stop: finish the batch and its checkpoint, then leave the group (the final
   // revoke persists the revocation and commits).
@@ -150,6 +158,7 @@ void Consumer::ApplyPlans() {
     std::vector<RdKafka::TopicPartition*> resume = {tp.get()};
     consumer_->resume(resume);
     l.position = plan.resume_offset >= 0 ? plan.resume_offset : -1;
+    states_changed_ = true;
     if (plan.nothing_to_replay()) {
       l.state = PartitionState::kReady;
       manager_.SetReady(plan.partition, plan.generation, plan.end_offset, plan.lookup_failed);
@@ -192,6 +201,7 @@ void Consumer::ApplyPending(const std::vector<int32_t>* only) {
       manager_.UpdateProgress(p, l.position);
       if (l.position > l.target) {
         l.state = PartitionState::kReady;
+        states_changed_ = true;
         manager_.SetReady(p, l.generation, l.target + 1, false);
         std::optional<PartitionInfo> info = manager_.Get(p);
         log::Info("consumer", "partition ready: replay complete")
@@ -223,6 +233,16 @@ void Consumer::FlushAndCommit() {
   }
   if (!commits.empty()) consumer_->commitAsync(commits);
   for (auto* tp : commits) delete tp;
+}
+
+void Consumer::LogReadiness() {
+  states_changed_ = false;
+  bool all_ready = !assigned_.empty();
+  for (const auto& [p, l] : assigned_) all_ready = all_ready && l.state == PartitionState::kReady;
+  if (all_ready && !all_ready_logged_) {
+    log::Info("consumer", "all assigned partitions ready").Kv("partitions", assigned_.size());
+  }
+  all_ready_logged_ = all_ready;
 }
 
 void Consumer::LogProgress() {
@@ -261,6 +281,7 @@ void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
     delete e;
   }
   consumer.pause(partitions);
+  states_changed_ = true;
   lifecycler_.OnAssigned(std::move(jobs));
   log::Info("consumer", "partitions assigned").Kv("partitions", names);
 }
@@ -295,6 +316,7 @@ void Consumer::OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
     log::Error("consumer", "incremental_unassign failed").Kv("error", e->str());
     delete e;
   }
+  states_changed_ = true;
   log::Info("consumer", lost ? "partitions lost" : "partitions revoked").Kv("partitions", names);
 }
 

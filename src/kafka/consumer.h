@@ -101,6 +101,8 @@ class Consumer {
   void ApplyPending(const std::vector<int32_t>* only = nullptr);
   void FlushAndCommit();
   void LogProgress();
+  // Logs once each time every assigned partition has become ready.
+  void LogReadiness();
   void OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
   void OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
 
@@ -125,6 +127,8 @@ class Consumer {
   size_t pending_records_ = 0;
   size_t records_since_flush_ = 0;
   std::map<int32_t, int64_t> committed_;
+  bool all_ready_logged_ = false;
+  bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
   std::chrono::steady_clock::time_point last_apply_, last_flush_, last_progress_;
 };
 

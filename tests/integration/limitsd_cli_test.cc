@@ -30,6 +30,28 @@ TEST(LimitsdCliTest, CheckConfigExitsZeroOnTheShippedExample) {
   EXPECT_THAT(r.out, HasSubstr("valid"));
 }
 
+// The Kubernetes ConfigMap's embedded TOML must stay valid as the keys evolve.
+TEST(LimitsdCliTest, TheKubernetesConfigMapIsValid) {
+  std::ifstream in(K8S_CONFIGMAP);
+  ASSERT_TRUE(in);
+  std::string line, toml;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.find("limitsd.toml: |") != std::string::npos) {
+      inside = true;
+    } else if (inside) {
+      if (!line.empty() && line.rfind("    ", 0) != 0) break;
+      toml += (line.size() >= 4 ? line.substr(4) : "") + "\n";
+    }
+  }
+  ASSERT_FALSE(toml.empty());
+  testing::TempDir dir;
+  const std::string path = dir.Sub("k8s.toml");
+  std::ofstream(path) << toml;
+  testing::RunResult r = RunProgram({LIMITSD, "--check-config", path, "--set", "node.instance_id=limitsd-zone-a-0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(LimitsdCliTest, BadConfigExitsTwoNamingTheKey) {
   testing::TempDir dir;
   const std::string path = dir.Sub("bad.toml");
