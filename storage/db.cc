@@ -380,6 +380,8 @@ std::vector<CfStats> Db::Stats() const {
   return out;
 }
 
+uint64_t Db::BlockCacheUsage() const { return rep_->rocks.block_cache ? rep_->rocks.block_cache->GetUsage() : 0; }
+
 uint64_t Db::TtlDropped() const { return rep_->ttl_stats->dropped.load(std::memory_order_relaxed); }
 
 void Db::SetBeforeWriteHookForTest(std::function<void()> hook) {

@@ -114,6 +114,8 @@ class Db {
   Status FlushMemtables();
 
   std::vector<CfStats> Stats() const;
+  // Bytes held by the shared block cache (memtables charged to it included).
+  uint64_t BlockCacheUsage() const;
   uint64_t TtlDropped() const;
 
   // Test hook (crash tests): called after a batch is built, right before it is written.

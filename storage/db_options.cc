@@ -18,6 +18,7 @@ RocksOptions MakeDbOptions(const DbOptions& options, std::shared_ptr<TtlFilterSt
   // One block cache and one memtable budget for every column family: memory is bounded by
   // configuration, not by the partition count.
   std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  out.block_cache = cache;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
   table.cache_index_and_filter_blocks = true;

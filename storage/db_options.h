@@ -2,6 +2,7 @@
 // it identically (same TTL filter, same shared memory budgets). Internal to storage/.
 #pragma once
 
+#include <rocksdb/cache.h>
 #include <rocksdb/options.h>
 
 #include <memory>
@@ -15,6 +16,7 @@ struct RocksOptions {
   rocksdb::DBOptions db;
   rocksdb::ColumnFamilyOptions partition_cf;  // stream rows: TTL filter, compression
   rocksdb::ColumnFamilyOptions meta_cf;       // checkpoints, format version (also "default")
+  std::shared_ptr<rocksdb::Cache> block_cache;  // shared by every column family
 };
 
 RocksOptions MakeDbOptions(const DbOptions& options, std::shared_ptr<TtlFilterStats> ttl_stats);

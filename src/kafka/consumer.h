@@ -23,6 +23,9 @@
 #include <thread>
 #include <vector>
 
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include "common/clock.h"
 #include "kafka/kafka_conf.h"
 #include "limits/partition_lifecycler.h"
@@ -36,7 +39,7 @@ class StreamMetadataRecord;
 namespace limits::kafka {
 
 struct ConsumerStats {
-  std::atomic<uint64_t> fetched{0};         // records received
+  std::atomic<uint64_t> fetched{0};         // records taken in (each offset of a partition once per assignment)
   std::atomic<uint64_t> applied{0};         // applied to the store
   std::atomic<uint64_t> discarded{0};       // this instance's own records on a ready partition
   std::atomic<uint64_t> invalid{0};         // undecodable (or rejected by the store as invalid)
@@ -61,9 +64,9 @@ class Consumer {
     std::chrono::milliseconds progress_interval{5000};  // replay progress log lines
   };
 
-  // All references must outlive the consumer.
+  // All references must outlive the consumer. `registry` gets the lag and replay histograms.
   Consumer(Options options, UsageStore& store, PartitionManager& manager, PartitionLifecycler& lifecycler,
-           const Clock& clock);
+           const Clock& clock, prometheus::Registry& registry);
   ~Consumer();
 
   // Creates the KafkaConsumer, subscribes, and starts the consumer thread.
@@ -112,6 +115,8 @@ class Consumer {
   PartitionLifecycler& lifecycler_;
   const Clock& clock_;
   ConsumerStats stats_;
+  prometheus::Histogram& lag_;              // loki_ingest_limits_lag_seconds
+  prometheus::Histogram& replay_duration_;  // limitsd_replay_duration_seconds
 
   std::unique_ptr<RebalanceHandler> rebalance_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;

@@ -1,5 +1,7 @@
 #include "kafka/producer.h"
 
+#include <prometheus/family.h>
+
 #include "common/log.h"
 #include "kafka/record_codec.h"
 #include "limits/record_filter.h"
@@ -8,9 +10,11 @@ namespace limits::kafka {
 
 class StreamProducer::DeliveryReports final : public RdKafka::DeliveryReportCb {
  public:
-  explicit DeliveryReports(ProducerStats& stats) : stats_(stats) {}
+  DeliveryReports(ProducerStats& stats, prometheus::Histogram& latency) : stats_(stats), latency_(latency) {}
   void dr_cb(RdKafka::Message& message) override {
     try {
+      const int64_t latency_us = message.latency();
+      if (latency_us >= 0) latency_.Observe(static_cast<double>(latency_us) / 1e6);
       if (message.err() == RdKafka::ERR_NO_ERROR) {
         stats_.produced.fetch_add(1, std::memory_order_relaxed);
         return;
@@ -25,13 +29,22 @@ class StreamProducer::DeliveryReports final : public RdKafka::DeliveryReportCb {
 
  private:
   ProducerStats& stats_;
+  prometheus::Histogram& latency_;
 };
 
-StreamProducer::StreamProducer(Options options, const Clock& clock)
-    : options_(std::move(options)), clock_(clock), reports_(std::make_unique<DeliveryReports>(stats_)) {}
+StreamProducer::StreamProducer(Options options, const Clock& clock, prometheus::Histogram& latency)
+    : options_(std::move(options)), clock_(clock), reports_(std::make_unique<DeliveryReports>(stats_, latency)) {}
 
-Result<std::unique_ptr<StreamProducer>> StreamProducer::Create(const Options& options, const Clock& clock) {
-  auto p = std::unique_ptr<StreamProducer>(new StreamProducer(options, clock));
+Result<std::unique_ptr<StreamProducer>> StreamProducer::Create(const Options& options, const Clock& clock,
+                                                               prometheus::Registry& registry) {
+  prometheus::Histogram& latency =
+      prometheus::BuildHistogram()
+          .Name("limitsd_produce_latency_seconds")
+          .Help("Time from queueing an accepted stream's record to its delivery report.")
+          .Register(registry)
+          .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                           2.5, 5, 10});
+  auto p = std::unique_ptr<StreamProducer>(new StreamProducer(options, clock, latency));
   ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf,
                    MakeConf(ProducerDefaults(options.brokers, options.instance_id), options.properties));
   std::string err;

@@ -12,8 +12,12 @@
 #include <string>
 #include <thread>
 
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include "common/clock.h"
 #include "kafka/kafka_conf.h"
+#include "limits/stream_sink.h"
 
 namespace limits::kafka {
 
@@ -22,7 +26,7 @@ struct ProducerStats {
   std::atomic<uint64_t> failed{0};          // delivery failed, or rejected by a full queue
 };
 
-class StreamProducer {
+class StreamProducer final : public StreamSink {
  public:
   struct Options {
     std::string brokers, topic, zone, instance_id;
@@ -30,12 +34,15 @@ class StreamProducer {
     Properties properties;
   };
 
-  static Result<std::unique_ptr<StreamProducer>> Create(const Options& options, const Clock& clock);
+  // `registry` gets limitsd_produce_latency_seconds (queueing to delivery report).
+  static Result<std::unique_ptr<StreamProducer>> Create(const Options& options, const Clock& clock,
+                                                        prometheus::Registry& registry);
   ~StreamProducer();
 
   // Queues the record: value StreamMetadataRecord{zone, tenant, metadata}, key tenant,
   // partition hash % num_partitions, timestamp now, header "limitsd-instance".
-  void Produce(const std::string& tenant, uint64_t stream_hash, uint64_t total_size, const std::string& policy);
+  void Produce(const std::string& tenant, uint64_t stream_hash, uint64_t total_size,
+               const std::string& policy) override;
   // Waits up to `timeout` for queued records to be delivered (shutdown).
   Status Flush(std::chrono::milliseconds timeout);
 
@@ -43,7 +50,7 @@ class StreamProducer {
 
  private:
   class DeliveryReports;
-  StreamProducer(Options options, const Clock& clock);
+  StreamProducer(Options options, const Clock& clock, prometheus::Histogram& latency);
 
   const Options options_;
   const Clock& clock_;

@@ -1,8 +1,20 @@
 #include "limits/evictor.h"
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+
 #include "common/log.h"
 
 namespace limits {
+
+Evictor::Evictor(UsageStore& store, std::chrono::milliseconds interval, prometheus::Registry& registry)
+    : store_(store),
+      interval_(interval),
+      evictions_(prometheus::BuildCounter()
+                     .Name("loki_ingest_limits_stream_evictions_total")
+                     .Help("The total number of streams evicted due to age per tenant. This is not a global total, "
+                           "as tenants can be sharded over multiple pods.")
+                     .Register(registry)) {}
 
 void Evictor::Start() {
   thread_ = std::thread([this] {
@@ -26,7 +38,9 @@ void Evictor::Stop() {
 
 void Evictor::EvictOnce() {
   const auto started = std::chrono::steady_clock::now();
-  Result<uint64_t> evicted = store_.EvictExpired();
+  UsageStore::TenantCounts by_tenant;
+  Result<uint64_t> evicted = store_.EvictExpired(&by_tenant);
+  for (const auto& [tenant, n] : by_tenant) evictions_.Add(tenant, static_cast<double>(n));
   if (!evicted.ok()) {
     log::Error("evictor", "eviction failed").Kv("error", evicted.status().ToString());
     return;

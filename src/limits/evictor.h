@@ -8,13 +8,17 @@
 #include <mutex>
 #include <thread>
 
+#include <prometheus/registry.h>
+
+#include "limits/tenant_counters.h"
 #include "limits/usage_store.h"
 
 namespace limits {
 
 class Evictor {
  public:
-  Evictor(UsageStore& store, std::chrono::milliseconds interval) : store_(store), interval_(interval) {}
+  // `registry` gets loki_ingest_limits_stream_evictions_total{tenant}.
+  Evictor(UsageStore& store, std::chrono::milliseconds interval, prometheus::Registry& registry);
   ~Evictor() { Stop(); }
 
   void Start();
@@ -25,6 +29,7 @@ class Evictor {
  private:
   UsageStore& store_;
   const std::chrono::milliseconds interval_;
+  TenantCounters evictions_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)

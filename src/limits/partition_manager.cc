@@ -8,7 +8,7 @@ PartitionManager::PartitionManager(const Clock& clock, std::chrono::milliseconds
     : clock_(clock),
       started_ms_(clock.NowMillis()),
       wait_assign_ms_(wait_assign.count()),
-      serving_(std::make_shared<PartitionSet>()) {}
+      serving_(std::make_shared<const PartitionSet>()) {}
 
 int64_t PartitionManager::Assign(int32_t partition) {
   std::lock_guard lock(mu_);
@@ -89,10 +89,7 @@ bool PartitionManager::IsCurrent(int32_t partition, int64_t generation) const {
   return it != partitions_.end() && it->second.generation == generation;
 }
 
-std::shared_ptr<const PartitionSet> PartitionManager::Serving() const {
-  std::lock_guard lock(mu_);
-  return serving_;
-}
+std::shared_ptr<const PartitionSet> PartitionManager::Serving() const { return serving_.load(); }
 
 std::map<int32_t, int64_t> PartitionManager::ReadyAssignedAtNanos() const {
   std::lock_guard lock(mu_);
@@ -142,7 +139,7 @@ void PartitionManager::RebuildServingLocked() {
   for (const auto& [p, info] : partitions_) {
     if (info.state == PartitionState::kReady) serving->Add(p);
   }
-  serving_ = std::move(serving);
+  serving_.store(std::move(serving));
 }
 
 }  // namespace limits

@@ -2,9 +2,10 @@
 // (pending / replaying / ready), when it was assigned, its end-offset snapshot and replay
 // progress — and the node's readiness. Written by the consumer thread (which owns the
 // assignment), read by everyone (serving, /ready, /partitions, metrics).
-// Thread-safe; Serving() is cheap enough for every request.
+// Thread-safe; Serving() takes no mutex (an atomic snapshot), so requests never contend.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -85,7 +86,8 @@ class PartitionManager {
   const int64_t wait_assign_ms_;
   mutable std::mutex mu_;
   std::map<int32_t, PartitionInfo> partitions_;  // GUARDED_BY(mu_)
-  std::shared_ptr<const PartitionSet> serving_;  // GUARDED_BY(mu_)
+  // Read on every request without mu_: replaced whole, under mu_, when a state changes.
+  std::atomic<std::shared_ptr<const PartitionSet>> serving_;
   int64_t next_generation_ = 1;                  // GUARDED_BY(mu_)
   bool ever_assigned_ = false;                   // GUARDED_BY(mu_)
 };

@@ -428,7 +428,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
         }
       }
       if (ts == nullptr) ts = &pu.GetOrCreate(tid, tenant);
-      StreamEntry& entry = ts->Observe(s.stream_hash, static_cast<PolicyId>(*pid), static_cast<uint32_t>(now_s), s.bytes);
+      StreamEntry& entry = ts->Observe(s.stream_hash, static_cast<PolicyId>(*pid), static_cast<uint32_t>(now_s), 0);
       if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
         ts->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
@@ -443,6 +443,36 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     }
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
+  return changed ? Flush() : Status::OK();
+}
+
+Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
+                               const PartitionSet& serving, std::vector<StreamRate>* out) {
+  out->clear();
+  if (!ValidTenant(tenant)) {
+    return Status::InvalidArgument("tenant must be 1 to " + std::to_string(storage::kMaxTenantLength) + " bytes");
+  }
+  RETURN_IF_ERROR(CheckHealthy());
+  std::optional<uint32_t> tid = tenants_.Find(tenant);
+  if (!tid) return Status::OK();  // no stream of this tenant here
+  const int64_t now_s = NowSeconds();
+  const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
+  bool changed = false;
+  for (const StreamUpdate& s : streams) {
+    const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
+    if (!serving.Contains(p)) continue;
+    PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
+    std::lock_guard lock(pu.mu());
+    TenantStreams* ts = pu.Find(*tid);
+    StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
+    if (e == nullptr || static_cast<int64_t>(e->last_seen_s) < cutoff) continue;
+    StreamEntry& entry = ts->Observe(s.stream_hash, e->policy, static_cast<uint32_t>(now_s), s.bytes);
+    pu.QueueForFlush(*tid, *ts);
+    changed = true;
+    const RateSum sum = ts->StreamRate(entry, now_s);
+    const uint64_t rate = sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
+    out->push_back({s.stream_hash, rate});
+  }
   return changed ? Flush() : Status::OK();
 }
 
@@ -461,7 +491,7 @@ Status UsageStore::DropPartition(int32_t partition) {
   });
 }
 
-Result<uint64_t> UsageStore::EvictExpired(int32_t partition) {
+Result<uint64_t> UsageStore::EvictExpired(int32_t partition, TenantCounts* by_tenant) {
   PartitionUsage* pu = Partition(partition);
   if (pu == nullptr) return Status::InvalidArgument("partition " + std::to_string(partition) + " out of range");
   RETURN_IF_ERROR(CheckHealthy());
@@ -471,18 +501,20 @@ Result<uint64_t> UsageStore::EvictExpired(int32_t partition) {
     std::lock_guard lock(pu->mu());
     pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
       const size_t n = ts.EvictBefore(cutoff);
-      if (n > 0) pu->QueueForFlush(tid, ts);
+      if (n == 0) return;
+      pu->QueueForFlush(tid, ts);
       evicted += n;
+      if (by_tenant) (*by_tenant)[ts.tenant()] += n;
     });
   }
   if (evicted > 0) RETURN_IF_ERROR(Flush());
   return evicted;
 }
 
-Result<uint64_t> UsageStore::EvictExpired() {
+Result<uint64_t> UsageStore::EvictExpired(TenantCounts* by_tenant) {
   uint64_t evicted = 0;
   for (int32_t p = 0; p < options_.num_partitions; ++p) {
-    ASSIGN_OR_RETURN(uint64_t n, EvictExpired(p));
+    ASSIGN_OR_RETURN(uint64_t n, EvictExpired(p, by_tenant));
     evicted += n;
   }
   return evicted;
@@ -574,6 +606,15 @@ uint64_t UsageStore::TotalStreams() {
     pu->ForEachTenant([&](TenantId, TenantStreams& ts) { total += ts.size(); });
   }
   return total;
+}
+
+uint64_t UsageStore::StreamsIn(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return 0;
+  std::lock_guard lock(pu->mu());
+  uint64_t n = 0;
+  pu->ForEachTenant([&](TenantId, TenantStreams& ts) { n += ts.size(); });
+  return n;
 }
 
 void UsageStore::ForEachStream(int32_t partition, const StreamFn& fn) {

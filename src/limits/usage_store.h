@@ -128,10 +128,23 @@ class UsageStore {
   // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted
   // over the `serving` partitions (admission.h), updates the accepted ones as seen now,
   // picks those due to be produced (at most once per produce interval), and persists.
+  // Bytes are not recorded in rate buckets here (UpdateRates does that, as in Loki), so a
+  // client reporting a push through both does not count it twice.
   // Streams whose partition is not in `serving` get kNotServed and change nothing; a
   // serving partition without a column family gets one.
   Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
                     const PartitionSet& serving, UpdateCondResult* out);
+
+  // Records each stream's bytes in its rate buckets (and refreshes its last-seen time), then
+  // returns its rate: bytes/s over the populated buckets of the rate window. Only streams the
+  // node knows and that are active are updated: UpdateRates never creates a stream (that is
+  // ExceedsLimits' admission). Streams of partitions not in `serving` are skipped.
+  struct StreamRate {
+    uint64_t stream_hash = 0;
+    uint64_t bytes_per_s = 0;
+  };
+  Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams, const PartitionSet& serving,
+                     std::vector<StreamRate>* out);
 
   // --- partitions ----------------------------------------------------------------------
   // Creates the partition's column family if missing.
@@ -140,10 +153,12 @@ class UsageStore {
   // Forgets the partition in memory and drops its data (checkpoint first, then the column
   // family), serialised with flushes.
   Status DropPartition(int32_t partition);
-  // Removes streams outside the active window from memory and disk; returns how many.
-  Result<uint64_t> EvictExpired();
+  // Removes streams outside the active window from memory and disk; returns how many, and
+  // adds them per tenant to *by_tenant when given.
+  using TenantCounts = std::map<std::string, uint64_t>;
+  Result<uint64_t> EvictExpired(TenantCounts* by_tenant = nullptr);
   // Evicts one partition's streams outside the window (on assignment, before replay).
-  Result<uint64_t> EvictExpired(int32_t partition);
+  Result<uint64_t> EvictExpired(int32_t partition, TenantCounts* by_tenant = nullptr);
 
   // Revocation records: when a partition stopped being assigned here, and when its data is
   // to be dropped unless it is assigned again (survive restarts; storage/partition_meta.h).
@@ -164,6 +179,8 @@ class UsageStore {
   // Active streams of a tenant's policy in one partition ("" = no policy).
   uint64_t ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy);
   uint64_t TotalStreams();
+  // Streams held in memory for one partition (all tenants, expired not yet evicted included).
+  uint64_t StreamsIn(int32_t partition);
   // fn(tenant, hash, policy, entry) for every stream of the partition in memory.
   using StreamFn = std::function<void(std::string_view, uint64_t, std::string_view, const StreamEntry&)>;
   void ForEachStream(int32_t partition, const StreamFn& fn);

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
     int sig = 0;
     if (sigwait(&signals, &sig) != 0) continue;
     if (sig == SIGHUP) {
-      log::Info("node", "SIGHUP: nothing to reload yet");
+      Status s = (*node)->ReloadOverrides();
+      if (!s.ok() && s.code() == StatusCode::kFailedPrecondition) log::Info("node", "SIGHUP: " + s.message());
       continue;
     }
     log::Info("node", "signal received; stopping").Kv("signal", strsignal(sig));

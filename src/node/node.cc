@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "node/http_api.h"
 
 namespace limits {
 
@@ -12,8 +13,8 @@ Windows WindowsOf(const config::WindowsConfig& w) {
                  .produce_interval_s = secs(w.produce_interval)};
 }
 
-Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock) {
-  auto node = std::unique_ptr<Node>(new Node(config, clock));
+Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock, NodeOptions options) {
+  auto node = std::unique_ptr<Node>(new Node(config, clock, options));
   Status s = node->StartParts();
   if (!s.ok()) {
     node->Stop();
@@ -55,6 +56,12 @@ Status Node::StartParts() {
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
   partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign);
+  limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
+  if (!c.limits.overrides_file.empty()) {
+    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_);
+    RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
+  }
+  rates_ = std::make_unique<RateLimiter>();
 
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
@@ -66,7 +73,7 @@ Status Node::StartParts() {
                                                              .instance_id = c.node.instance_id,
                                                              .num_partitions = c.kafka.num_partitions,
                                                              .properties = c.kafka.properties},
-                                                            clock_));
+                                                            clock_, *registry_));
   lifecycler_ = std::make_unique<PartitionLifecycler>(
       *store_, *offsets_, *partitions_, clock_,
       PartitionLifecycler::Options{.windows = windows, .revoked_retention = c.windows.revoked_retention});
@@ -77,19 +84,40 @@ Status Node::StartParts() {
   co.zone = c.node.zone;
   co.instance_id = c.node.instance_id;
   co.properties = c.kafka.properties;
-  consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_);
+  co.apply_interval = options_.apply_interval;
+  consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
   RETURN_IF_ERROR(consumer_->Start());
-  evictor_ = std::make_unique<Evictor>(*store_, c.windows.eviction_interval);
+  evictor_ = std::make_unique<Evictor>(*store_, c.windows.eviction_interval, *registry_);
   evictor_->Start();
+  if (reloader_) reloader_->Start();
 
+  checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
+                                             LimitsChecker::Options{.num_partitions = c.kafka.num_partitions});
+  service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
+  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start({.listen = c.server.grpc_listen}, *service_));
+
+  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(), clock_);
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
       {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},
+      {"/metrics",
+       [this](const http::Request&) {
+         return http::Response{200, "text/plain; version=0.0.4; charset=utf-8",
+                               RenderMetrics(*registry_, {collector_.get()})};
+       }},
+      {"/ingest-limits/usage/",
+       [this](const http::Request& r) { return UsageResponse(r, *store_, *partitions_); }},
+      {"/partitions", [this](const http::Request& r) { return PartitionsResponse(r, *store_, *partitions_, *db_); }},
   };
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(c.server.http_listen, std::move(routes)));
-  log::Info("node", "started").Kv("http_port", http_->port());
+  log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
   return Status::OK();
+}
+
+Status Node::ReloadOverrides() {
+  if (!reloader_) return Status::FailedPrecondition("no limits.overrides_file configured");
+  return reloader_->Reload();
 }
 
 http::Response Node::Ready() const {
@@ -103,7 +131,9 @@ void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
   log::Info("node", "stopping");
+  if (grpc_) grpc_->Stop();
   if (http_) http_->Stop();
+  if (reloader_) reloader_->Stop();
   if (evictor_) evictor_->Stop();
   if (consumer_) consumer_->Stop();
   if (lifecycler_) lifecycler_->Stop();
@@ -117,12 +147,19 @@ void Node::Stop() {
   }
   // Destroy in reverse order of construction: the consumer before what it references.
   http_.reset();
+  collector_.reset();
+  grpc_.reset();
+  service_.reset();
+  checker_.reset();
   evictor_.reset();
   consumer_.reset();
   lifecycler_.reset();
   producer_.reset();
   offsets_.reset();
   store_.reset();
+  reloader_.reset();
+  rates_.reset();
+  limits_.reset();
   if (db_) {
     if (Status s = db_->Close(); !s.ok()) log::Error("node", "closing the database failed").Kv("error", s.ToString());
     db_.reset();

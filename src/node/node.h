@@ -1,9 +1,11 @@
 // Node: one limitsd process — builds its parts in dependency order from the configuration,
 // starts them, and stops them in the reverse order (Loki's service.go).
-//   start: [embedded mock Kafka] -> RocksDB -> usage store -> partition manager -> offset
-//          source -> producer -> lifecycler -> consumer -> evictor -> HTTP
-//   stop:  HTTP -> evictor -> consumer (finish the batch, persist, leave the group) ->
-//          lifecycler -> producer (flush) -> store (flush) -> RocksDB -> mock
+//   start: metrics registry -> [embedded mock Kafka] -> RocksDB -> usage store -> partition
+//          manager -> limits (+ overrides file) -> offset source -> producer -> lifecycler ->
+//          consumer -> evictor -> gRPC -> HTTP
+//   stop:  gRPC (no new checks) -> HTTP -> overrides reloader -> evictor -> consumer (finish
+//          the batch, persist, leave the group) -> lifecycler -> producer (flush) -> store
+//          (flush) -> RocksDB -> mock -> registry
 #pragma once
 
 #include <memory>
@@ -12,29 +14,47 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "config/config.h"
+#include <prometheus/registry.h>
+
 #include "http/http_server.h"
 #include "kafka/consumer.h"
 #include "kafka/kafka_offset_source.h"
 #include "kafka/mock_cluster.h"
 #include "kafka/producer.h"
 #include "limits/evictor.h"
+#include "limits/limits_checker.h"
+#include "limits/limits_provider.h"
+#include "limits/rate_limiter.h"
 #include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
 #include "limits/usage_store.h"
+#include "node/metrics_collector.h"
+#include "node/overrides_reloader.h"
+#include "rpc/grpc_server.h"
+#include "rpc/ingest_limits_service.h"
 #include "storage/db.h"
 
 namespace limits {
 
+// Knobs that are not configuration: timings tests (and benchmarks) adjust.
+struct NodeOptions {
+  // How long consumed records may wait before they are applied (Consumer::Options).
+  std::chrono::milliseconds apply_interval{50};
+};
+
 class Node {
  public:
   // Starts every part; on failure stops what started and returns why.
-  static Result<std::unique_ptr<Node>> Start(const config::Config& config, const Clock& clock = Clock::System());
+  static Result<std::unique_ptr<Node>> Start(const config::Config& config, const Clock& clock = Clock::System(),
+                                             NodeOptions options = {});
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
   // Graceful stop; idempotent.
   void Stop();
+  // SIGHUP: reload limits.overrides_file (a failure keeps the limits in force).
+  Status ReloadOverrides();
 
   UsageStore& store() { return *store_; }
   PartitionManager& partitions() { return *partitions_; }
@@ -42,29 +62,43 @@ class Node {
   kafka::Consumer& consumer() { return *consumer_; }
   PartitionLifecycler& lifecycler() { return *lifecycler_; }
   Evictor& evictor() { return *evictor_; }
+  LimitsChecker& checker() { return *checker_; }
+  prometheus::Registry& registry() { return *registry_; }
   const config::Config& config() const { return config_; }
   // The brokers in use: the configured ones, or the embedded mock cluster's.
   const std::string& brokers() const { return brokers_; }
   int http_port() const { return http_ ? http_->port() : 0; }
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
 
  private:
-  Node(const config::Config& config, const Clock& clock) : config_(config), clock_(clock) {}
+  Node(const config::Config& config, const Clock& clock, NodeOptions options)
+      : config_(config), clock_(clock), options_(options) {}
   Status StartParts();
   http::Response Ready() const;
 
   const config::Config config_;
   const Clock& clock_;
+  const NodeOptions options_;
   std::string brokers_;
   bool stopped_ = false;
+  // Created first, destroyed last: metric families reference it.
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<kafka::MockCluster> embedded_;
   std::unique_ptr<storage::Db> db_;
   std::unique_ptr<UsageStore> store_;
   std::unique_ptr<PartitionManager> partitions_;
+  std::unique_ptr<LimitsProvider> limits_;
+  std::unique_ptr<OverridesReloader> reloader_;
+  std::unique_ptr<RateLimiter> rates_;
   std::unique_ptr<kafka::KafkaOffsetSource> offsets_;
   std::unique_ptr<kafka::StreamProducer> producer_;
   std::unique_ptr<PartitionLifecycler> lifecycler_;
   std::unique_ptr<kafka::Consumer> consumer_;
   std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<LimitsChecker> checker_;
+  std::unique_ptr<rpc::IngestLimitsService> service_;
+  std::unique_ptr<rpc::GrpcServer> grpc_;
+  std::unique_ptr<NodeCollector> collector_;
   std::unique_ptr<http::HttpServer> http_;
 };
 

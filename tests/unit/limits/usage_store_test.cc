@@ -346,14 +346,46 @@ TEST_F(UsageStoreTest, UpdatesAreDurableWhenUpdateCondReturns) {
   EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), clock_.NowSeconds());  // last produced
 }
 
-TEST_F(UsageStoreTest, RateWindowBytesAreSummedOverTheRateWindow) {
-  Check("a", {HashIn(0, 1)}, Limit(0), all_);  // 10 bytes
-  clock_.Advance(60s);
+std::vector<UsageStore::StreamRate> Rates(UsageStore& store, const std::vector<std::pair<uint64_t, uint64_t>>& bytes,
+                                          const PartitionSet& serving) {
+  std::vector<StreamUpdate> u;
+  for (const auto& [hash, b] : bytes) u.push_back({.stream_hash = hash, .bytes = b, .policy = ""});
+  std::vector<UsageStore::StreamRate> out;
+  Status s = store.UpdateRates("a", u, serving, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+TEST_F(UsageStoreTest, UpdateCondDoesNotCountBytesUpdateRatesDoes) {
   Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(0), all_);
-  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 30u);
-  EXPECT_EQ(store_->UsageOf("a", PartitionSet{1}).rate_window_bytes, 10u);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 0u);
+  Rates(*store_, {{HashIn(0, 1), 6000}}, all_);
+  clock_.Advance(60s);
+  auto r = Rates(*store_, {{HashIn(0, 1), 3000}, {HashIn(1, 1), 600}}, all_);
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 9600u);
+  EXPECT_EQ(store_->UsageOf("a", PartitionSet{1}).rate_window_bytes, 600u);
+  // Rates: bytes over the populated buckets of the window (two 60 s buckets; one).
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].bytes_per_s, 9000u / 120);
+  EXPECT_EQ(r[1].bytes_per_s, 600u / 60);
   clock_.Advance(300s);
   EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 0u);
+}
+
+TEST_F(UsageStoreTest, UpdateRatesNeverCreatesStreamsAndSkipsUnservedPartitions) {
+  Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(0), all_);
+  auto r = Rates(*store_, {{HashIn(0, 1), 60}, {HashIn(0, 2), 60}, {HashIn(1, 1), 60}}, PartitionSet{0});
+  ASSERT_EQ(r.size(), 1u);  // unknown stream 2 and unserved partition 1: no result
+  EXPECT_EQ(r[0].stream_hash, HashIn(0, 1));
+  EXPECT_EQ(store_->UsageOf("a", all_).total_streams, 2u);
+  clock_.Advance(3601s);  // expired streams are not revived by UpdateRates
+  EXPECT_TRUE(Rates(*store_, {{HashIn(0, 1), 60}}, all_).empty());
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 0u);
+  // Persisted.
+  Check("a", {HashIn(0, 1)}, Limit(0), all_);
+  Rates(*store_, {{HashIn(0, 1), 120}}, all_);
+  Open();
+  EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 120u);
 }
 
 // --- eviction and dropping ---------------------------------------------------------------

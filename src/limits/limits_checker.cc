@@ -1,0 +1,134 @@
+#include "limits/limits_checker.h"
+
+#include "common/log.h"
+
+namespace limits {
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr size_t kMaxPolicyLength = 255;
+}  // namespace
+
+LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits,
+                             RateLimiter& rates, StreamSink& sink, const Clock& clock, prometheus::Registry& registry,
+                             Options options)
+    : store_(store),
+      partitions_(partitions),
+      limits_(limits),
+      rates_(rates),
+      sink_(sink),
+      clock_(clock),
+      options_(options),
+      rejected_family_(prometheus::BuildCounter()
+                           .Name("limitsd_streams_rejected_total")
+                           .Help("Streams ExceedsLimits returned, by reason (failed, max_streams, rate_limited).")
+                           .Register(registry)),
+      ingested_bytes_(prometheus::BuildCounter()
+                          .Name("loki_ingest_limits_tenant_ingested_bytes_total")
+                          .Help("Total number of bytes ingested per tenant within the active window. This is not a "
+                                "global total, as tenants can be sharded over multiple pods.")
+                          .Register(registry)) {
+  auto& discarded = prometheus::BuildCounter()
+                        .Name("loki_ingest_limits_streams_discarded_total")
+                        .Help("Total number of times streams were discarded.")
+                        .Register(registry);
+  for (int32_t p = 0; p < options_.num_partitions; ++p) {
+    streams_discarded_.push_back(&discarded.Add({{"partition", std::to_string(p)}}));
+  }
+  rejected_[kReasonFailed] = &rejected_family_.Add({{"reason", "failed"}});
+  rejected_[kReasonMaxStreams] = &rejected_family_.Add({{"reason", "max_streams"}});
+  rejected_[kReasonRateLimited] = &rejected_family_.Add({{"reason", "rate_limited"}});
+}
+
+Status LimitsChecker::Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const {
+  if (tenant.empty()) return Status::InvalidArgument("tenant is required");
+  if (tenant.size() > 255) return Status::InvalidArgument("tenant is longer than 255 bytes");
+  if (streams.size() > options_.max_streams_per_request) {
+    return Status::InvalidArgument("request has " + std::to_string(streams.size()) + " streams; at most " +
+                                   std::to_string(options_.max_streams_per_request) + " are accepted");
+  }
+  for (const StreamUpdate& s : streams) {
+    if (s.policy.size() > kMaxPolicyLength) {
+      return Status::InvalidArgument("ingestion policy longer than " + std::to_string(kMaxPolicyLength) + " bytes");
+    }
+  }
+  return Status::OK();
+}
+
+Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams,
+                                    std::vector<Rejection>* rejected) {
+  rejected->clear();
+  RETURN_IF_ERROR(Validate(tenant, streams));
+  const std::shared_ptr<const PartitionSet> serving = partitions_.Serving();
+  std::vector<StreamUpdate> served;
+  served.reserve(streams.size());
+  double bytes = 0;
+  for (const StreamUpdate& s : streams) {
+    const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
+    if (!serving->Contains(p)) {
+      // Pending, replaying or not owned: cannot be checked here, so never silently accepted.
+      rejected->push_back({s.stream_hash, kReasonFailed});
+      streams_discarded_[static_cast<size_t>(p)]->Increment();
+      continue;
+    }
+    served.push_back(s);
+    bytes += static_cast<double>(s.bytes);
+  }
+  rejected_[kReasonFailed]->Increment(static_cast<double>(rejected->size()));
+  if (served.empty()) return Status::OK();
+
+  const std::shared_ptr<const LimitsProvider::Snapshot> snapshot = limits_.Current();
+  const TenantLimits& limits = snapshot->For(tenant);
+  const double share = static_cast<double>(serving->Count()) / options_.num_partitions;
+  const double rate = limits.ingestion_rate_mb * kMiB * share;
+  const double burst = limits.ingestion_burst_size_mb * kMiB;
+  if (!rates_.TryTake(tenant, bytes, rate, burst, clock_.NowMillis())) {
+    for (const StreamUpdate& s : served) rejected->push_back({s.stream_hash, kReasonRateLimited});
+    rejected_[kReasonRateLimited]->Increment(static_cast<double>(served.size()));
+    return Status::OK();
+  }
+
+  UpdateCondResult result;
+  Status st = store_.UpdateCond(tenant, served, limits, *serving, &result);
+  if (!st.ok()) {
+    rates_.Refund(tenant, bytes, burst);
+    if (st.IsInvalidArgument()) return st;
+    return st.code() == StatusCode::kFailedPrecondition ? Status::Unavailable(st.message()) : st;
+  }
+  double accepted_bytes = 0, refund = 0;
+  size_t max_streams = 0;
+  for (size_t i = 0; i < served.size(); ++i) {
+    switch (result.verdicts[i]) {
+      case Verdict::kAccepted:
+        accepted_bytes += static_cast<double>(served[i].bytes);
+        break;
+      case Verdict::kMaxStreams:
+        rejected->push_back({served[i].stream_hash, kReasonMaxStreams});
+        refund += static_cast<double>(served[i].bytes);
+        ++max_streams;
+        break;
+      case Verdict::kNotServed:
+        rejected->push_back({served[i].stream_hash, kReasonFailed});
+        refund += static_cast<double>(served[i].bytes);
+        break;
+    }
+  }
+  if (refund > 0) rates_.Refund(tenant, refund, burst);
+  rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
+  ingested_bytes_.Add(tenant, accepted_bytes);
+  const std::string tenant_name(tenant);
+  for (uint32_t i : result.to_produce) {
+    sink_.Produce(tenant_name, served[i].stream_hash, served[i].bytes, std::string(served[i].policy));
+  }
+  return Status::OK();
+}
+
+Status LimitsChecker::UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
+                                  std::vector<UsageStore::StreamRate>* rates) {
+  rates->clear();
+  RETURN_IF_ERROR(Validate(tenant, streams));
+  Status st = store_.UpdateRates(tenant, streams, *partitions_.Serving(), rates);
+  if (!st.ok() && st.code() == StatusCode::kFailedPrecondition) return Status::Unavailable(st.message());
+  return st;
+}
+
+}  // namespace limits

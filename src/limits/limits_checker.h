@@ -1,0 +1,71 @@
+// LimitsChecker: the serving logic behind the IngestLimits API, free of gRPC types.
+//   ExceedsLimits  streams of partitions not ready here: reason 1 (failed), counted per
+//                  partition — never silently accepted; then the tenant's rate (token bucket,
+//                  node share) for the request's bytes: reason 3 for all when exhausted; then
+//                  the stream limits (UsageStore::UpdateCond): reason 2. Accepted streams due
+//                  for producing go to the StreamSink without waiting for Kafka.
+//   UpdateRates    UsageStore::UpdateRates over the ready partitions.
+// Thread-safe; no global lock (per-partition and per-tenant-stripe locks only).
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/registry.h>
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "limits/limits_provider.h"
+#include "limits/partition_manager.h"
+#include "limits/rate_limiter.h"
+#include "limits/reason.h"
+#include "limits/stream_sink.h"
+#include "limits/tenant_counters.h"
+#include "limits/usage_store.h"
+
+namespace limits {
+
+struct Rejection {
+  uint64_t stream_hash = 0;
+  Reason reason = kReasonUnknown;
+};
+
+class LimitsChecker {
+ public:
+  struct Options {
+    int32_t num_partitions = 64;
+    size_t max_streams_per_request = 100'000;  // more is a bad request
+  };
+
+  // All references must outlive the checker.
+  LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits, RateLimiter& rates,
+                StreamSink& sink, const Clock& clock, prometheus::Registry& registry, Options options);
+
+  // kInvalidArgument for a bad request; kUnavailable / kInternal when the store fails.
+  Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected);
+  Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
+                     std::vector<UsageStore::StreamRate>* rates);
+  // Ready partitions -> assignment time (unix ns).
+  std::map<int32_t, int64_t> AssignedPartitions() const { return partitions_.ReadyAssignedAtNanos(); }
+
+ private:
+  Status Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const;
+
+  UsageStore& store_;
+  PartitionManager& partitions_;
+  LimitsProvider& limits_;
+  RateLimiter& rates_;
+  StreamSink& sink_;
+  const Clock& clock_;
+  const Options options_;
+  std::vector<prometheus::Counter*> streams_discarded_;  // per partition
+  prometheus::Family<prometheus::Counter>& rejected_family_;
+  std::map<Reason, prometheus::Counter*> rejected_;
+  TenantCounters ingested_bytes_;
+};
+
+}  // namespace limits

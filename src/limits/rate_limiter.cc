@@ -1,0 +1,39 @@
+#include "limits/rate_limiter.h"
+
+#include <absl/hash/hash.h>
+#include <absl/strings/string_view.h>
+
+#include <algorithm>
+
+namespace limits {
+
+RateLimiter::Stripe& RateLimiter::StripeOf(std::string_view tenant) {
+  return stripes_[absl::Hash<std::string_view>{}(tenant) % kStripes];
+}
+
+bool RateLimiter::TryTake(std::string_view tenant, double bytes, double rate, double burst, int64_t now_ms) {
+  if (rate <= 0) return true;
+  Stripe& s = StripeOf(tenant);
+  std::lock_guard lock(s.mu);
+  auto [it, created] = s.buckets.try_emplace(std::string(tenant));
+  Bucket& b = it->second;
+  if (created) {
+    b.tokens = burst;
+  } else if (now_ms > b.updated_ms) {
+    b.tokens = std::min(burst, b.tokens + rate * static_cast<double>(now_ms - b.updated_ms) / 1000.0);
+  }
+  b.tokens = std::min(b.tokens, burst);  // the burst may have been lowered by a reload
+  b.updated_ms = std::max(b.updated_ms, now_ms);
+  if (bytes > b.tokens) return false;
+  b.tokens -= bytes;
+  return true;
+}
+
+void RateLimiter::Refund(std::string_view tenant, double bytes, double burst) {
+  Stripe& s = StripeOf(tenant);
+  std::lock_guard lock(s.mu);
+  auto it = s.buckets.find(absl::string_view(tenant.data(), tenant.size()));
+  if (it != s.buckets.end()) it->second.tokens = std::min(burst, it->second.tokens + bytes);
+}
+
+}  // namespace limits

@@ -1,0 +1,38 @@
+// RateLimiter: per-tenant token buckets for the ingestion rate (bytes/s) and burst (bytes).
+// A node refills at its share of the tenant's rate — rate * (partitions it serves / all
+// partitions), the same share as its stream limit — and holds the whole burst, which (as in
+// Loki) must be at least the largest push. Striped by tenant: no global lock.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace limits {
+
+class RateLimiter {
+ public:
+  // Takes `bytes` from the tenant's bucket if it holds them (refilling at `rate` bytes/s up
+  // to `burst`, a full bucket to start with). rate <= 0: unlimited.
+  bool TryTake(std::string_view tenant, double bytes, double rate, double burst, int64_t now_ms);
+  // Returns bytes taken for a request that was then not ingested (up to the burst).
+  void Refund(std::string_view tenant, double bytes, double burst);
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    int64_t updated_ms = 0;
+  };
+  static constexpr size_t kStripes = 64;
+  struct alignas(64) Stripe {
+    std::mutex mu;
+    absl::flat_hash_map<std::string, Bucket> buckets;  // GUARDED_BY(mu)
+  };
+  Stripe& StripeOf(std::string_view tenant);
+  Stripe stripes_[kStripes];
+};
+
+}  // namespace limits

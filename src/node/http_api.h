@@ -1,0 +1,20 @@
+// The node's HTTP API besides /ready, /live and /metrics:
+//   GET /ingest-limits/usage/{tenant}  Loki's usage document: active streams over the ready
+//       partitions, by policy, and the rate — bytes in the rate window / the rate window
+//       (Loki divides by the active window: 24x too low with the defaults).
+//   GET /partitions  every partition held on disk or assigned: state, assignment, checkpoint,
+//       end-offset snapshot, replay progress, revocation, streams, disk bytes.
+#pragma once
+
+#include "http/http_server.h"
+#include "limits/partition_manager.h"
+#include "limits/usage_store.h"
+#include "storage/db.h"
+
+namespace limits {
+
+http::Response UsageResponse(const http::Request& request, UsageStore& store, PartitionManager& partitions);
+http::Response PartitionsResponse(const http::Request& request, UsageStore& store, PartitionManager& partitions,
+                                  storage::Db& db);
+
+}  // namespace limits

@@ -1,0 +1,175 @@
+#include "node/metrics_collector.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <map>
+
+namespace limits {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(const std::string& name, const std::string& help, MetricType type) {
+  MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = type;
+  return f;
+}
+
+void AddGauge(MetricFamily& f, double value, std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.gauge.value = value;
+  f.metric.push_back(std::move(m));
+}
+
+void AddCounter(MetricFamily& f, double value, std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.counter.value = value;
+  f.metric.push_back(std::move(m));
+}
+
+double Load(const std::atomic<uint64_t>& v) { return static_cast<double>(v.load(std::memory_order_relaxed)); }
+
+}  // namespace
+
+NodeCollector::NodeCollector(UsageStore& store, PartitionManager& partitions, storage::Db& db,
+                             const kafka::ConsumerStats& consumer, const kafka::ProducerStats& producer,
+                             const Clock& clock)
+    : store_(store), partitions_(partitions), db_(db), consumer_(consumer), producer_(producer), clock_(clock) {}
+
+std::vector<MetricFamily> NodeCollector::Collect() const {
+  std::vector<MetricFamily> out;
+
+  MetricFamily streams = Family("loki_ingest_limits_streams",
+                                "The current number of streams per tenant, including streams outside the active window.",
+                                MetricType::Gauge);
+  MetricFamily active = Family("loki_ingest_limits_active_streams", "The current number of active streams per tenant.",
+                               MetricType::Gauge);
+  store_.ForEachTenant([&](const std::string& tenant, uint64_t active_n, uint64_t total) {
+    AddGauge(streams, static_cast<double>(total), {{"tenant", tenant}});
+    AddGauge(active, static_cast<double>(active_n), {{"tenant", tenant}});
+  });
+  out.push_back(std::move(streams));
+  out.push_back(std::move(active));
+
+  const int64_t now_ms = clock_.NowMillis();
+  MetricFamily states = Family("loki_ingest_limits_partitions",
+                               "The state of each assigned partition: 0 pending, 1 replaying, 2 ready.", MetricType::Gauge);
+  MetricFamily target = Family("limitsd_replay_target_offset", "Offset a replaying partition is ready at.", MetricType::Gauge);
+  MetricFamily current = Family("limitsd_replay_current_offset", "Next offset a replaying partition processes.",
+                                MetricType::Gauge);
+  MetricFamily remaining = Family("limitsd_replay_remaining_records", "Records a replaying partition has left.",
+                                  MetricType::Gauge);
+  MetricFamily speed = Family("limitsd_replay_records_per_second", "Replay speed of a replaying partition.",
+                              MetricType::Gauge);
+  MetricFamily eta = Family("limitsd_replay_eta_seconds", "Estimated seconds until a replaying partition is ready.",
+                            MetricType::Gauge);
+  MetricFamily age = Family("limitsd_checkpoint_age_seconds",
+                            "Age of the newest record an assigned partition's checkpoint covers.", MetricType::Gauge);
+  for (const PartitionInfo& info : partitions_.Snapshot()) {
+    const ClientMetric::Label label{"partition", std::to_string(info.partition)};
+    AddGauge(states, static_cast<double>(static_cast<int>(info.state)), {label});
+    if (info.state == PartitionState::kReplaying) {
+      AddGauge(target, static_cast<double>(info.replay.target_offset), {label});
+      AddGauge(current, static_cast<double>(info.replay.current_offset), {label});
+      AddGauge(remaining, static_cast<double>(info.replay.remaining()), {label});
+      AddGauge(speed, info.replay.records_per_s, {label});
+      if (info.replay.eta_s >= 0) AddGauge(eta, info.replay.eta_s, {label});
+    }
+    if (std::optional<storage::Checkpoint> cp = store_.CheckpointOf(info.partition); cp && cp->newest_record_ms > 0) {
+      AddGauge(age, static_cast<double>(now_ms - cp->newest_record_ms) / 1000.0, {label});
+    }
+  }
+  for (MetricFamily* f : {&states, &target, &current, &remaining, &speed, &eta, &age}) out.push_back(std::move(*f));
+
+  MetricFamily scheduled = Family("limitsd_scheduled_evictions",
+                                  "Revoked partitions whose data is dropped unless they are assigned again.",
+                                  MetricType::Gauge);
+  MetricFamily evict_in = Family("limitsd_scheduled_eviction_seconds",
+                                 "Seconds until a revoked partition's data is dropped.", MetricType::Gauge);
+  if (auto revoked = store_.Revoked(); revoked.ok()) {
+    AddGauge(scheduled, static_cast<double>(revoked->size()));
+    for (const auto& [p, meta] : *revoked) {
+      AddGauge(evict_in, static_cast<double>(meta.evict_after_ms - now_ms) / 1000.0, {{"partition", std::to_string(p)}});
+    }
+  }
+  out.push_back(std::move(scheduled));
+  out.push_back(std::move(evict_in));
+
+  const std::pair<const char*, double> counters[] = {
+      {"loki_ingest_limits_records_fetched_total", Load(consumer_.fetched)},
+      {"loki_ingest_limits_records_discarded_total", Load(consumer_.discarded)},
+      {"loki_ingest_limits_records_invalid_total", Load(consumer_.invalid)},
+      {"loki_ingest_limits_records_produced_total", Load(producer_.produced)},
+      {"loki_ingest_limits_records_produced_failed_total", Load(producer_.failed)},
+      {"limitsd_records_applied_total", Load(consumer_.applied)},
+      {"limitsd_records_outside_window_total", Load(consumer_.outside_window)},
+      {"limitsd_records_redelivered_total", Load(consumer_.redelivered)},
+      {"limitsd_store_flushes_total", Load(consumer_.flushes)},
+  };
+  const std::map<std::string, std::string> help = {
+      {"loki_ingest_limits_records_fetched_total", "The total number of records fetched."},
+      {"loki_ingest_limits_records_discarded_total",
+       "The total number of records discarded: this instance's own records on a ready partition."},
+      {"loki_ingest_limits_records_invalid_total", "The total number of records that could not be decoded."},
+      {"loki_ingest_limits_records_produced_total", "The total number of records produced."},
+      {"loki_ingest_limits_records_produced_failed_total", "The total number of records that could not be produced."},
+      {"limitsd_records_applied_total", "Records applied to the usage store."},
+      {"limitsd_records_outside_window_total", "Records older than the active window: nothing kept."},
+      {"limitsd_records_redelivered_total", "Records below a partition's checkpoint: skipped."},
+      {"limitsd_store_flushes_total", "Flushes of consumed records and their checkpoints by the consumer."},
+  };
+  for (const auto& [name, value] : counters) {
+    MetricFamily f = Family(name, help.at(name), MetricType::Counter);
+    AddCounter(f, value);
+    out.push_back(std::move(f));
+  }
+
+  const std::vector<storage::CfStats> cf_stats = db_.Stats();
+  MetricFamily keys = Family("limitsd_rocksdb_estimated_keys", "RocksDB's estimate of keys per column family.",
+                             MetricType::Gauge);
+  MetricFamily sst = Family("limitsd_rocksdb_sst_bytes", "Bytes of SST files per column family.", MetricType::Gauge);
+  MetricFamily files = Family("limitsd_rocksdb_sst_files", "SST files per column family.", MetricType::Gauge);
+  MetricFamily mem = Family("limitsd_rocksdb_memtable_bytes", "Bytes in memtables per column family.", MetricType::Gauge);
+  MetricFamily pending = Family("limitsd_rocksdb_pending_compaction_bytes",
+                                "Estimated bytes compaction has to rewrite per column family.", MetricType::Gauge);
+  for (const storage::CfStats& s : cf_stats) {
+    const ClientMetric::Label label{"cf", s.name};
+    AddGauge(keys, static_cast<double>(s.estimated_keys), {label});
+    AddGauge(sst, static_cast<double>(s.sst_bytes), {label});
+    AddGauge(files, static_cast<double>(s.sst_files), {label});
+    AddGauge(mem, static_cast<double>(s.memtable_bytes), {label});
+    AddGauge(pending, static_cast<double>(s.pending_compaction_bytes), {label});
+  }
+  for (MetricFamily* f : {&keys, &sst, &files, &mem, &pending}) out.push_back(std::move(*f));
+  MetricFamily cache = Family("limitsd_rocksdb_block_cache_usage_bytes",
+                              "Bytes held by the block cache shared by every column family.", MetricType::Gauge);
+  AddGauge(cache, static_cast<double>(db_.BlockCacheUsage()));
+  out.push_back(std::move(cache));
+  MetricFamily ttl = Family("limitsd_rocksdb_ttl_dropped_total",
+                            "Rows the TTL compaction filter dropped (outside the active window).", MetricType::Counter);
+  AddCounter(ttl, static_cast<double>(db_.TtlDropped()));
+  out.push_back(std::move(ttl));
+  MetricFamily total = Family("limitsd_store_streams", "Streams held in memory (all tenants and partitions).",
+                              MetricType::Gauge);
+  AddGauge(total, static_cast<double>(store_.TotalStreams()));
+  out.push_back(std::move(total));
+  return out;
+}
+
+std::string RenderMetrics(const prometheus::Registry& registry,
+                          const std::vector<const prometheus::Collectable*>& collectables) {
+  std::vector<MetricFamily> families = registry.Collect();
+  for (const prometheus::Collectable* c : collectables) {
+    std::vector<MetricFamily> more = c->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+}  // namespace limits

@@ -1,0 +1,53 @@
+// OverridesReloader: keeps the LimitsProvider in step with limits.overrides_file — loaded at
+// start, reloaded on SIGHUP (Reload()) and whenever the file changes (polled: a Kubernetes
+// ConfigMap update swaps a symlink, which inotify on the file would miss). A reload that
+// fails keeps the limits in force and logs why.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "limits/limits_provider.h"
+
+namespace limits {
+
+class OverridesReloader {
+ public:
+  OverridesReloader(std::string path, LimitsProvider& provider, prometheus::Registry& registry,
+                    std::chrono::milliseconds poll_interval = std::chrono::seconds(2));
+  ~OverridesReloader();
+
+  // The first load. A missing file is not an error (it may be an optional ConfigMap that
+  // appears later); a file that does not parse is, naming the key and line.
+  Status LoadInitial();
+  // Reads the file again; on failure the current limits stay in force.
+  Status Reload();
+  void Start();
+  void Stop();
+
+ private:
+  std::string Fingerprint() const;  // changes when the file does (mtime, size, inode)
+
+  const std::string path_;
+  LimitsProvider& provider_;
+  const std::chrono::milliseconds poll_interval_;
+  prometheus::Counter& reload_ok_;
+  prometheus::Counter& reload_failed_;
+  prometheus::Gauge& last_success_;
+  std::mutex reload_mu_;  // one reload at a time (SIGHUP and the poller)
+  std::string loaded_fingerprint_;  // GUARDED_BY(reload_mu_)
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace limits

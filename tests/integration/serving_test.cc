@@ -1,0 +1,278 @@
+// Serving end to end: a node on the mock cluster answering gRPC (our stub, and Python's
+// grpcio) and HTTP on loopback — limits, reasons, assigned partitions, bad requests, the
+// usage and partitions documents, a strictly parsed /metrics scrape, overrides reload.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "node/node.h"
+#include "proto/limits.grpc.pb.h"
+#include "testing/http_client.h"
+#include "testing/prometheus_parser.h"
+#include "testing/subprocess.h"
+#include "testing/temp_dir.h"
+#include "testing/test_kafka.h"
+#include "testing/wait_for.h"
+
+namespace limits {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+using testing::HttpGet;
+using testing::WaitFor;
+
+constexpr int32_t kPartitions = 4;
+
+bool AllReady(Node& node) {
+  auto snapshot = node.partitions().Snapshot();
+  if (snapshot.size() != kPartitions) return false;
+  for (const PartitionInfo& i : snapshot) {
+    if (i.state != PartitionState::kReady) return false;
+  }
+  return true;
+}
+
+class ServingTest : public ::testing::Test {
+ protected:
+  void StartNode(const std::function<void(config::Config&)>& tweak = nullptr, NodeOptions options = {}) {
+    config::Config c = kafka_.NodeConfig(dir_.Sub("node"), "zone-a", "node-a");
+    c.limits.defaults.max_global_streams_per_user = 4;
+    c.limits.defaults.policy_max_streams = {{"gold", 2}};
+    c.limits.tenants["tiny-rate"].ingestion_burst_size_mb = 0.001;  // ~1 KiB
+    c.limits.tenants["tiny-rate"].ingestion_rate_mb = 0.0001;
+    if (tweak) tweak(c);
+    auto node = Node::Start(c, Clock::System(), options);
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    node_ = std::move(*node);
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(node_->grpc_port()), grpc::InsecureChannelCredentials());
+    stub_ = proto::IngestLimits::NewStub(channel_);
+  }
+
+  grpc::Status Exceeds(const std::string& tenant, const std::vector<uint64_t>& hashes, proto::ExceedsLimitsResponse* out,
+                       uint64_t bytes = 100, const std::string& policy = "") {
+    proto::ExceedsLimitsRequest req;
+    req.set_tenant(tenant);
+    for (uint64_t h : hashes) {
+      proto::StreamMetadata* s = req.add_streams();
+      s->set_streamhash(h);
+      s->set_totalsize(bytes);
+      s->set_ingestionpolicy(policy);
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    return stub_->ExceedsLimits(&ctx, req, out);
+  }
+
+  std::map<uint64_t, uint32_t> Rejected(const std::string& tenant, const std::vector<uint64_t>& hashes,
+                                        uint64_t bytes = 100, const std::string& policy = "") {
+    proto::ExceedsLimitsResponse resp;
+    grpc::Status s = Exceeds(tenant, hashes, &resp, bytes, policy);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::map<uint64_t, uint32_t> out;
+    for (const auto& r : resp.results()) out[r.streamhash()] = r.reason();
+    return out;
+  }
+
+  testing::TempDir dir_;
+  testing::TestKafka kafka_{kPartitions};
+  std::unique_ptr<Node> node_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<proto::IngestLimits::Stub> stub_;
+};
+
+TEST_F(ServingTest, LimitsReasonsAndAssignedPartitionsOverGrpc) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+
+  // Accept up to the limit (4: one node serves every partition), reject beyond with reason 2.
+  EXPECT_TRUE(Rejected("a", {1, 2, 3, 4}).empty());
+  EXPECT_EQ(Rejected("a", {1, 5, 6}), (std::map<uint64_t, uint32_t>{{5, 2}, {6, 2}}));
+  // Per-policy override: "gold" streams have their own limit of 2.
+  const std::map<uint64_t, uint32_t> gold = Rejected("a", {10, 11, 12}, 100, "gold");
+  ASSERT_EQ(gold.size(), 1u);
+  EXPECT_EQ(gold.begin()->second, 2u);
+  // Rate limit: a push larger than the tenant's burst gets the new reason 3.
+  EXPECT_EQ(Rejected("tiny-rate", {1, 2}, 4096), (std::map<uint64_t, uint32_t>{{1, 3}, {2, 3}}));
+  EXPECT_TRUE(Rejected("tiny-rate", {1, 2}, 100).empty());
+
+  grpc::ClientContext ctx;
+  proto::GetAssignedPartitionsResponse assigned;
+  ASSERT_TRUE(stub_->GetAssignedPartitions(&ctx, {}, &assigned).ok());
+  EXPECT_EQ(assigned.assignedpartitions_size(), kPartitions);
+  for (const PartitionInfo& info : node_->partitions().Snapshot()) {
+    EXPECT_EQ(assigned.assignedpartitions().at(info.partition), info.assigned_at_ms * 1'000'000);
+  }
+
+  // UpdateRates: 6000 bytes in one 60 s bucket = 100 B/s, for known streams only.
+  proto::UpdateRatesRequest rates_req;
+  rates_req.set_tenant("a");
+  for (uint64_t h : {1, 2, 99}) {
+    auto* s = rates_req.add_streams();
+    s->set_streamhash(h);
+    s->set_totalsize(6000);
+  }
+  grpc::ClientContext rctx;
+  proto::UpdateRatesResponse rates;
+  ASSERT_TRUE(stub_->UpdateRates(&rctx, rates_req, &rates).ok());
+  ASSERT_EQ(rates.results_size(), 2);
+  EXPECT_EQ(rates.results(0).rate(), 100u);
+
+  // Accepted streams went back to the topic, and this node skipped its own records.
+  ASSERT_TRUE(WaitFor([&] { return node_->producer().stats().produced.load() >= 8; }, 30s));
+  ASSERT_TRUE(WaitFor([&] { return node_->consumer().stats().discarded.load() >= 8; }, 30s));
+}
+
+TEST_F(ServingTest, BadRequestsAreInvalidArgument) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  proto::ExceedsLimitsResponse resp;
+  grpc::Status s = Exceeds("", {1}, &resp);
+  EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("tenant is required"));
+  std::vector<uint64_t> many(100'001, 7);
+  s = Exceeds("a", many, &resp);
+  EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("at most 100000"));
+  s = Exceeds("a", {1}, &resp, 1, std::string(300, 'p'));
+  EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+  // Unknown fields are fine: a request carrying field 99 still parses and is served.
+  proto::ExceedsLimitsRequest req;
+  req.set_tenant("a");
+  req.add_streams()->set_streamhash(1);
+  std::string bytes = req.SerializeAsString() + std::string("\xa0\x06\x01", 3);  // field 99, varint 1
+  ASSERT_TRUE(req.ParseFromString(bytes));
+  grpc::ClientContext ctx;
+  EXPECT_TRUE(stub_->ExceedsLimits(&ctx, req, &resp).ok());
+}
+
+// A partition still replaying answers reason 1 (failed) rather than accepting blindly.
+TEST_F(ServingTest, StreamsOfAReplayingPartitionGetReasonOne) {
+  const int64_t now = Clock::System().NowMillis();
+  for (uint64_t i = 0; i < 20; ++i) kafka_.Produce("r", i * kPartitions, now - 1000);  // partition 0
+  kafka_.Flush();
+  // Consumed records wait 3 s before they are applied: the partition is observably replaying.
+  StartNode(nullptr, NodeOptions{.apply_interval = 3s});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto info = node_->partitions().Get(0);
+        return info && info->state == PartitionState::kReplaying;
+      },
+      120s));
+  EXPECT_EQ(Rejected("r", {0, 400}), (std::map<uint64_t, uint32_t>{{0, 1}, {400, 1}}));
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_EQ(Rejected("r", {0, 400}), (std::map<uint64_t, uint32_t>{{400, 2}}));  // 20 replayed: over 4
+  const auto m = testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body);
+  EXPECT_EQ(m.Value("loki_ingest_limits_streams_discarded_total", {{"partition", "0"}}), 2);
+}
+
+TEST_F(ServingTest, HttpUsagePartitionsAndAStrictlyValidScrape) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  Rejected("tenant-a", {1, 2, 3}, 100);
+  Rejected("tenant-a", {20}, 100, "gold");
+  proto::UpdateRatesRequest rates_req;
+  rates_req.set_tenant("tenant-a");
+  auto* s = rates_req.add_streams();
+  s->set_streamhash(1);
+  s->set_totalsize(30'000);
+  grpc::ClientContext ctx;
+  proto::UpdateRatesResponse rates;
+  ASSERT_TRUE(stub_->UpdateRates(&ctx, rates_req, &rates).ok());
+
+  testing::HttpResult usage = HttpGet(node_->http_port(), "/ingest-limits/usage/tenant-a");
+  EXPECT_EQ(usage.status, 200);
+  EXPECT_THAT(usage.body, HasSubstr("\"tenant\": \"tenant-a\""));
+  EXPECT_THAT(usage.body, HasSubstr("\"streams_total\": 4"));
+  EXPECT_THAT(usage.body, HasSubstr("\"streams_by_policy\": {\n    \"\": 3,\n    \"gold\": 1\n  }"));
+  EXPECT_THAT(usage.body, HasSubstr("\"rate\": 100"));  // 30000 bytes over the 300 s rate window
+  EXPECT_EQ(HttpGet(node_->http_port(), "/ingest-limits/usage/").status, 400);
+  EXPECT_EQ(HttpGet(node_->http_port(), "/nope").status, 404);
+
+  testing::HttpResult parts = HttpGet(node_->http_port(), "/partitions");
+  EXPECT_EQ(parts.status, 200);
+  for (int32_t p = 0; p < kPartitions; ++p) EXPECT_THAT(parts.body, HasSubstr("\"partition\": " + std::to_string(p)));
+  EXPECT_THAT(parts.body, HasSubstr("\"state\": \"ready\""));
+  EXPECT_THAT(parts.body, HasSubstr("\"end_offset\": "));
+  EXPECT_THAT(parts.body, HasSubstr("\"disk_bytes\": "));
+
+  EXPECT_EQ(HttpGet(node_->http_port(), "/ready").status, 200);
+  EXPECT_EQ(HttpGet(node_->http_port(), "/live").status, 200);
+
+  testing::HttpResult scrape = HttpGet(node_->http_port(), "/metrics");
+  ASSERT_EQ(scrape.status, 200);
+  const testing::ParsedMetrics m = testing::ParsePrometheusText(scrape.body);
+  for (const auto& p : m.problems) ADD_FAILURE() << p;
+  // Loki's names, types and labels, so existing dashboards work.
+  const std::map<std::string, std::string> loki = {
+      {"loki_ingest_limits_streams", "gauge"},
+      {"loki_ingest_limits_active_streams", "gauge"},
+      {"loki_ingest_limits_partitions", "gauge"},
+      {"loki_ingest_limits_lag_seconds", "histogram"},
+      {"loki_ingest_limits_records_fetched_total", "counter"},
+      {"loki_ingest_limits_records_discarded_total", "counter"},
+      {"loki_ingest_limits_records_invalid_total", "counter"},
+      {"loki_ingest_limits_records_produced_total", "counter"},
+      {"loki_ingest_limits_records_produced_failed_total", "counter"},
+      {"loki_ingest_limits_streams_discarded_total", "counter"},
+      {"loki_ingest_limits_tenant_ingested_bytes_total", "counter"},
+      {"limitsd_replay_duration_seconds", "histogram"},
+      {"limitsd_grpc_request_duration_seconds", "histogram"},
+      {"limitsd_grpc_requests_total", "counter"},
+      {"limitsd_produce_latency_seconds", "histogram"},
+      {"limitsd_rocksdb_sst_bytes", "gauge"},
+      {"limitsd_rocksdb_block_cache_usage_bytes", "gauge"},
+      {"limitsd_checkpoint_age_seconds", "gauge"},
+  };
+  for (const auto& [name, type] : loki) {
+    EXPECT_EQ(m.types.count(name) ? m.types.at(name) : "missing", type) << name;
+  }
+  EXPECT_EQ(m.Value("loki_ingest_limits_active_streams", {{"tenant", "tenant-a"}}), 4);
+  EXPECT_EQ(m.Value("loki_ingest_limits_partitions", {{"partition", "3"}}), 2);  // ready
+  EXPECT_EQ(m.Value("loki_ingest_limits_tenant_ingested_bytes_total", {{"tenant", "tenant-a"}}), 400);
+  EXPECT_EQ(m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "OK"}}), 2);
+  EXPECT_EQ(m.Value("limitsd_rocksdb_estimated_keys", {{"cf", "meta"}}) >= 0, true);
+  for (const testing::Sample& sample : m.samples) {
+    EXPECT_EQ(sample.labels.count("stream"), 0u) << sample.name;  // never a label per stream
+  }
+}
+
+TEST_F(ServingTest, PythonGrpcioClientInteroperates) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  testing::RunResult r = testing::RunProgram({"/usr/bin/python3", PYTHON_CLIENT,
+                                              "127.0.0.1:" + std::to_string(node_->grpc_port()), PROTO_PYTHON_DIR});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rejected reasons: [2, 2]"));
+}
+
+TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldLimits) {
+  const std::string overrides = dir_.Sub("overrides.toml");
+  std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = 2\n";
+  StartNode([&](config::Config& c) { c.limits.overrides_file = overrides; });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_EQ(Rejected("t", {1, 2, 3}).size(), 1u);
+  // Change the file: the node picks it up on its own.
+  std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = 5\n# changed\n";
+  ASSERT_TRUE(WaitFor([&] { return Rejected("t", {3}).empty(); }, 30s));
+  EXPECT_EQ(Rejected("t", {4, 5, 6}).size(), 1u);  // 5 now
+  // A broken file: the reload fails and the limits stay as they were.
+  std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = \"lots\"\n";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto m = testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body);
+        return m.Value("limitsd_overrides_reload_failures_total") >= 1;
+      },
+      30s));
+  Status reload = node_->ReloadOverrides();  // what SIGHUP does
+  EXPECT_FALSE(reload.ok());
+  EXPECT_THAT(reload.message(), HasSubstr("tenants.t.max_global_streams_per_user"));
+  EXPECT_EQ(Rejected("t", {7}).size(), 1u);   // still 5 active: 7 is over
+  EXPECT_TRUE(Rejected("t", {1, 2}).empty());  // known streams still accepted
+}
+
+}  // namespace
+}  // namespace limits
