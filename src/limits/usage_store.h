@@ -186,6 +186,8 @@ class UsageStore {
   void ForEachStream(int32_t partition, const StreamFn& fn);
 
   const LoadStats& load_stats() const { return load_stats_; }
+  // OK unless a write failed (then the store refuses updates until restarted).
+  Status health() { return CheckHealthy(); }
   int32_t num_partitions() const { return options_.num_partitions; }
   const Windows& windows() const { return options_.windows; }
 

@@ -121,6 +121,9 @@ Status Node::ReloadOverrides() {
 }
 
 http::Response Node::Ready() const {
+  if (Status health = store_->health(); !health.ok()) {
+    return {503, "text/plain; charset=utf-8", "store failed: " + health.message() + "\n"};
+  }
   const Readiness r = partitions_->CheckReadiness();
   return {r.ready ? 200 : 503, "text/plain; charset=utf-8", r.reason + "\n"};
 }
