@@ -16,26 +16,6 @@ Evictor::Evictor(UsageStore& store, std::chrono::milliseconds interval, promethe
                            "as tenants can be sharded over multiple pods.")
                      .Register(registry)) {}
 
-void Evictor::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
-      lock.unlock();
-      EvictOnce();
-      lock.lock();
-    }
-  });
-}
-
-void Evictor::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
 void Evictor::EvictOnce() {
   const auto started = std::chrono::steady_clock::now();
   UsageStore::TenantCounts by_tenant;

@@ -4,12 +4,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include <prometheus/registry.h>
 
+#include "common/periodic.h"
 #include "limits/tenant_counters.h"
 #include "limits/usage_store.h"
 
@@ -19,10 +17,8 @@ class Evictor {
  public:
   // `registry` gets loki_ingest_limits_stream_evictions_total{tenant}.
   Evictor(UsageStore& store, std::chrono::milliseconds interval, prometheus::Registry& registry);
-  ~Evictor() { Stop(); }
-
-  void Start();
-  void Stop();
+  void Start() { thread_.Start(interval_, [this] { EvictOnce(); }); }
+  void Stop() { thread_.Stop(); }
   // One pass (the thread's work; tests call it directly).
   void EvictOnce();
 
@@ -30,10 +26,7 @@ class Evictor {
   UsageStore& store_;
   const std::chrono::milliseconds interval_;
   TenantCounters evictions_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
-  std::thread thread_;
+  Periodic thread_;
 };
 
 }  // namespace limits

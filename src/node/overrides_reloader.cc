@@ -78,28 +78,14 @@ Status OverridesReloader::Reload() {
 }
 
 void OverridesReloader::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, poll_interval_, [this] { return stop_; })) {
-      lock.unlock();
-      bool changed;
-      {
-        std::lock_guard reload_lock(reload_mu_);
-        changed = Fingerprint() != loaded_fingerprint_;
-      }
-      if (changed) (void)Reload();
-      lock.lock();
+  poller_.Start(poll_interval_, [this] {
+    bool changed;
+    {
+      std::lock_guard lock(reload_mu_);
+      changed = Fingerprint() != loaded_fingerprint_;
     }
+    if (changed) (void)Reload();
   });
-}
-
-void OverridesReloader::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace limits

@@ -9,11 +9,10 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/periodic.h"
 #include "common/status.h"
 #include "limits/limits_provider.h"
 
@@ -31,7 +30,7 @@ class OverridesReloader {
   // Reads the file again; on failure the current limits stay in force.
   Status Reload();
   void Start();
-  void Stop();
+  void Stop() { poller_.Stop(); }
 
  private:
   std::string Fingerprint() const;  // changes when the file does (mtime, size, inode)
@@ -44,10 +43,7 @@ class OverridesReloader {
   prometheus::Gauge& last_success_;
   std::mutex reload_mu_;  // one reload at a time (SIGHUP and the poller)
   std::string loaded_fingerprint_;  // GUARDED_BY(reload_mu_)
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
-  std::thread thread_;
+  Periodic poller_;
 };
 
 }  // namespace limits

@@ -170,6 +170,11 @@ class NodeProcess {
     ss << in.rdbuf();
     return ss.str();
   }
+  // Ready with all its partitions (not merely "nothing assigned yet").
+  bool ReadyWithAllPartitions() const {
+    const int port = HttpPort();
+    return port > 0 && HttpGet(port, "/ready").body.find("ready: 4 partitions") != std::string::npos;
+  }
   // The HTTP port, from the node's "listening" log line; 0 until it is written.
   int HttpPort() const {
     std::smatch m;
@@ -202,13 +207,7 @@ TEST_F(NodeTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
   const std::string db = dir + "/db";
   {
     NodeProcess node(kafka_, dir, dir_.Sub("first.log"));
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return node.HttpPort() > 0 &&
-                 HttpGet(node.HttpPort(), "/ready").body.find("ready: 4 partitions") != std::string::npos;
-        },
-        60s))
-        << node.Log();
+    ASSERT_TRUE(WaitFor([&] { return node.ReadyWithAllPartitions(); }, 60s)) << node.Log();
     // Wait for the checkpoints on disk (read beside the running node) to cover everything.
     ASSERT_TRUE(WaitFor(
         [&] {
@@ -227,15 +226,8 @@ TEST_F(NodeTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
   for (uint64_t i = 40; i < 65; ++i) kafka_.Produce("t", i, now);
   kafka_.Flush();
   NodeProcess node(kafka_, dir, dir_.Sub("second.log"));
-  // Ready with its partitions (not merely "nothing assigned yet": the killed member holds
-  // them until its session times out).
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return node.HttpPort() > 0 &&
-               HttpGet(node.HttpPort(), "/ready").body.find("ready: 4 partitions") != std::string::npos;
-      },
-      90s))
-      << node.Log();
+  // The killed member holds the partitions until its session times out.
+  ASSERT_TRUE(WaitFor([&] { return node.ReadyWithAllPartitions(); }, 90s)) << node.Log();
   int64_t replayed = 0;
   const auto plans = node.Plans();
   for (const auto& [p, n] : plans) replayed += n;

@@ -4,6 +4,7 @@
 
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
+#include "testing/test_store.h"
 
 namespace limits {
 namespace {
@@ -13,14 +14,8 @@ using namespace std::chrono_literals;
 TEST(EvictorTest, EvictsExpiredStreamsAndCountsThemPerTenant) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  storage::DbOptions o;
-  o.path = dir.Sub("db");
-  o.clock = &clock;
-  auto db = std::move(*storage::Db::Open(o));
-  UsageStoreOptions so;
-  so.num_partitions = 2;
-  so.clock = &clock;
-  auto store = std::move(*UsageStore::Open(*db, so));
+  testing::TestStore t = testing::TestStore::Open(dir, clock, 2);
+  UsageStore* store = t.store.get();
   std::vector<Record> recs;
   for (int i = 0; i < 3; ++i) {
     recs.push_back(Record{.tenant = i < 2 ? "a" : "b", .stream_hash = static_cast<uint64_t>(i * 2), .bytes = 1,
@@ -44,10 +39,9 @@ TEST(EvictorTest, EvictsExpiredStreamsAndCountsThemPerTenant) {
 
 TEST(EvictorTest, StopsPromptly) {
   testing::TempDir dir;
-  storage::DbOptions o;
-  o.path = dir.Sub("db");
-  auto db = std::move(*storage::Db::Open(o));
-  auto store = std::move(*UsageStore::Open(*db, UsageStoreOptions{}));
+  testing::FakeClock clock;
+  testing::TestStore t = testing::TestStore::Open(dir, clock, 2);
+  UsageStore* store = t.store.get();
   prometheus::Registry registry;
   Evictor evictor(*store, 1h, registry);
   evictor.Start();

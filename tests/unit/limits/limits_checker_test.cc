@@ -5,6 +5,7 @@
 
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
+#include "testing/test_store.h"
 
 namespace limits {
 namespace {
@@ -32,14 +33,8 @@ uint64_t HashIn(int32_t p, uint64_t n) { return n * kPartitions + static_cast<ui
 class LimitsCheckerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    storage::DbOptions o;
-    o.path = dir_.Sub("db");
-    o.clock = &clock_;
-    db_ = std::move(*storage::Db::Open(o));
-    UsageStoreOptions so;
-    so.num_partitions = kPartitions;
-    so.clock = &clock_;
-    store_ = std::move(*UsageStore::Open(*db_, so));
+    opened_ = testing::TestStore::Open(dir_, clock_, kPartitions);
+    store_ = opened_.store.get();
     TenantLimits defaults;
     defaults.max_global_streams_per_user = 4;
     defaults.ingestion_rate_mb = 1;          // 1 MiB/s over all partitions
@@ -89,8 +84,8 @@ class LimitsCheckerTest : public ::testing::Test {
 
   testing::TempDir dir_;
   testing::FakeClock clock_;
-  std::unique_ptr<storage::Db> db_;
-  std::unique_ptr<UsageStore> store_;
+  testing::TestStore opened_;
+  UsageStore* store_ = nullptr;
   PartitionManager manager_{clock_, 30s};
   std::unique_ptr<LimitsProvider> limits_;
   RateLimiter rates_;

@@ -6,6 +6,7 @@
 
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
+#include "testing/test_store.h"
 
 namespace limits {
 namespace {
@@ -37,15 +38,9 @@ PartitionOffsets Offsets(int32_t p, int64_t start, int64_t end, int64_t window_s
 class PartitionLifecyclerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    storage::DbOptions o;
-    o.path = dir_.Sub("db");
-    o.clock = &clock_;
-    db_ = std::move(*storage::Db::Open(o));
-    UsageStoreOptions so;
-    so.num_partitions = 4;
-    so.windows = windows_;
-    so.clock = &clock_;
-    store_ = std::move(*UsageStore::Open(*db_, so));
+    opened_ = testing::TestStore::Open(dir_, clock_, 4, windows_);
+    db_ = opened_.db.get();
+    store_ = opened_.store.get();
     lifecycler_ = std::make_unique<PartitionLifecycler>(
         *store_, source_, manager_, clock_,
         PartitionLifecycler::Options{.windows = windows_, .revoked_retention = 600s, .check_interval = 1h});
@@ -76,8 +71,9 @@ class PartitionLifecyclerTest : public ::testing::Test {
   testing::TempDir dir_;
   testing::FakeClock clock_;
   Windows windows_{.active_s = 3600, .rate_s = 300, .bucket_s = 60, .produce_interval_s = 60};
-  std::unique_ptr<storage::Db> db_;
-  std::unique_ptr<UsageStore> store_;
+  testing::TestStore opened_;
+  storage::Db* db_ = nullptr;
+  UsageStore* store_ = nullptr;
   FakeOffsetSource source_;
   PartitionManager manager_{clock_, 30s};
   std::unique_ptr<PartitionLifecycler> lifecycler_;
