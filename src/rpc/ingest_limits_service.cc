@@ -7,6 +7,9 @@
 namespace limits::rpc {
 namespace {
 
+constexpr const char* kMethodNames[] = {"ExceedsLimits", "GetAssignedPartitions", "UpdateRates"};
+enum Method { kExceedsLimits = 0, kGetAssignedPartitions = 1, kUpdateRates = 2 };
+
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
     case grpc::OK: return "OK";
@@ -52,42 +55,51 @@ IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Reg
                     .Register(registry)),
       latency_(prometheus::BuildHistogram()
                    .Name("limitsd_grpc_request_duration_seconds")
-                   .Help("IngestLimits request latency by method.")
+                   .Help("IngestLimits request latency by method and gRPC status code.")
                    .Register(registry)) {
-  for (const char* method : {"ExceedsLimits", "GetAssignedPartitions", "UpdateRates"}) {
-    latency_by_method_[method] = &latency_.Add(
-        {{"method", method}}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                                                      0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1});
+  for (int m = 0; m < kMethods; ++m) SeriesOf(m, grpc::OK);  // the usual series exist from the start
+}
+
+IngestLimitsService::Series& IngestLimitsService::SeriesOf(int method, grpc::StatusCode code) {
+  const int c = code >= 0 && code < kCodes ? code : grpc::UNKNOWN;
+  Series& s = series_[method][c];
+  if (s.requests.load(std::memory_order_acquire) == nullptr) {
+    std::lock_guard lock(create_mu_);
+    if (s.requests.load(std::memory_order_relaxed) == nullptr) {
+      const std::map<std::string, std::string> labels = {{"method", kMethodNames[method]},
+                                                         {"code", CodeName(static_cast<grpc::StatusCode>(c))}};
+      s.latency.store(&latency_.Add(labels, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
+                                                                                     0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                                                     0.1, 0.25, 0.5, 1}),
+                      std::memory_order_relaxed);
+      s.requests.store(&requests_.Add(labels), std::memory_order_release);
+    }
   }
+  return s;
 }
 
 template <typename Fn>
-grpc::Status IngestLimitsService::Observe(const char* method, Fn fn) {
+grpc::Status IngestLimitsService::Observe(int method, Fn fn) {
   const auto started = std::chrono::steady_clock::now();
   grpc::Status status;
   try {
     status = fn();
   } catch (const std::exception& e) {
-    log::Error("rpc", "handler threw").Kv("method", method).Kv("error", e.what());
+    log::Error("rpc", "handler threw").Kv("method", kMethodNames[method]).Kv("error", e.what());
     status = grpc::Status(grpc::INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
     status = grpc::Status(grpc::INTERNAL, "internal error");
   }
-  latency_by_method_[method]->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  prometheus::Counter* counter;
-  {
-    std::lock_guard lock(counters_mu_);
-    auto& c = requests_by_code_[{method, status.error_code()}];
-    if (c == nullptr) c = &requests_.Add({{"method", method}, {"code", CodeName(status.error_code())}});
-    counter = c;
-  }
-  counter->Increment();
+  Series& series = SeriesOf(method, status.error_code());
+  series.latency.load(std::memory_order_relaxed)
+      ->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  series.requests.load(std::memory_order_relaxed)->Increment();
   return status;
 }
 
 grpc::Status IngestLimitsService::ExceedsLimits(grpc::ServerContext*, const proto::ExceedsLimitsRequest* request,
                                                 proto::ExceedsLimitsResponse* response) {
-  return Observe("ExceedsLimits", [&] {
+  return Observe(kExceedsLimits, [&] {
     const std::vector<StreamUpdate> streams = Streams(request->streams());
     std::vector<Rejection> rejected;
     Status s = checker_.ExceedsLimits(request->tenant(), streams, &rejected);
@@ -103,7 +115,7 @@ grpc::Status IngestLimitsService::ExceedsLimits(grpc::ServerContext*, const prot
 
 grpc::Status IngestLimitsService::GetAssignedPartitions(grpc::ServerContext*, const proto::GetAssignedPartitionsRequest*,
                                                         proto::GetAssignedPartitionsResponse* response) {
-  return Observe("GetAssignedPartitions", [&] {
+  return Observe(kGetAssignedPartitions, [&] {
     auto* out = response->mutable_assignedpartitions();
     for (const auto& [p, at] : checker_.AssignedPartitions()) (*out)[p] = at;
     return grpc::Status::OK;
@@ -112,7 +124,7 @@ grpc::Status IngestLimitsService::GetAssignedPartitions(grpc::ServerContext*, co
 
 grpc::Status IngestLimitsService::UpdateRates(grpc::ServerContext*, const proto::UpdateRatesRequest* request,
                                               proto::UpdateRatesResponse* response) {
-  return Observe("UpdateRates", [&] {
+  return Observe(kUpdateRates, [&] {
     const std::vector<StreamUpdate> streams = Streams(request->streams());
     std::vector<UsageStore::StreamRate> rates;
     Status s = checker_.UpdateRates(request->tenant(), streams, &rates);

@@ -11,7 +11,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <map>
+#include <atomic>
+#include <mutex>
 #include <string>
 
 #include "limits/limits_checker.h"
@@ -35,14 +36,22 @@ class IngestLimitsService final : public proto::IngestLimits::Service {
  private:
   // Runs fn, turning exceptions into INTERNAL, and records the call's metrics.
   template <typename Fn>
-  grpc::Status Observe(const char* method, Fn fn);
+  grpc::Status Observe(int method, Fn fn);
+
+  // The series of one (method, code): created on first use, then found without a lock.
+  struct Series {
+    std::atomic<prometheus::Counter*> requests{nullptr};
+    std::atomic<prometheus::Histogram*> latency{nullptr};
+  };
+  static constexpr int kMethods = 3;
+  static constexpr int kCodes = 17;  // grpc::StatusCode 0..16
+  Series& SeriesOf(int method, grpc::StatusCode code);
 
   LimitsChecker& checker_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
-  std::map<std::string, prometheus::Histogram*> latency_by_method_;
-  std::mutex counters_mu_;
-  std::map<std::pair<std::string, int>, prometheus::Counter*> requests_by_code_;  // GUARDED_BY(counters_mu_)
+  std::mutex create_mu_;  // only to create a series
+  Series series_[kMethods][kCodes];
 };
 
 }  // namespace limits::rpc

@@ -163,6 +163,13 @@ TEST_F(ServingTest, StreamsOfAReplayingPartitionGetReasonOne) {
       },
       120s));
   EXPECT_EQ(Rejected("r", {0, 400}), (std::map<uint64_t, uint32_t>{{0, 1}, {400, 1}}));
+  {
+    grpc::ClientContext ctx;
+    proto::GetAssignedPartitionsResponse assigned;
+    ASSERT_TRUE(stub_->GetAssignedPartitions(&ctx, {}, &assigned).ok());
+    EXPECT_EQ(assigned.assignedpartitions().count(0), 0u);  // replaying: not listed
+    EXPECT_EQ(assigned.assignedpartitions_size(), kPartitions - 1);
+  }
   ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
   EXPECT_EQ(Rejected("r", {0, 400}), (std::map<uint64_t, uint32_t>{{400, 2}}));  // 20 replayed: over 4
   const auto m = testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body);
