@@ -10,6 +10,15 @@
 #include "proto/limits.pb.h"
 
 namespace limits::kafka {
+namespace {
+
+// "a,b,c" for log lines.
+void AppendListItem(std::string* list, const std::string& item) {
+  if (!list->empty()) list->push_back(',');
+  list->append(item);
+}
+
+}  // namespace
 
 class Consumer::RebalanceHandler final : public RdKafka::RebalanceCb {
  public:
@@ -294,7 +303,7 @@ void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
     std::optional<storage::Checkpoint> cp = store_.CheckpointOf(p);
     tp->set_offset(cp ? cp->next_offset : RdKafka::Topic::OFFSET_BEGINNING);
     jobs.emplace_back(p, generation);
-    names += (names.empty() ? "" : ",") + std::to_string(p);
+    AppendListItem(&names, std::to_string(p));
   }
   if (RdKafka::Error* e = consumer.incremental_assign(partitions)) {
     log::Error("consumer", "incremental_assign failed").Kv("error", e->str());
@@ -313,7 +322,7 @@ void Consumer::OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
   for (RdKafka::TopicPartition* tp : partitions) {
     revoked.push_back(tp->partition());
     manager_.Revoke(tp->partition());  // stop serving at once
-    names += (names.empty() ? "" : ",") + std::to_string(tp->partition());
+    AppendListItem(&names, std::to_string(tp->partition()));
   }
   // What was consumed is applied and persisted: a re-assignment replays only what follows.
   ApplyPending(&revoked);

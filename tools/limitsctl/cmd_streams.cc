@@ -82,7 +82,10 @@ int Run(Context& ctx, const Args& args) {
         json.EndArray().EndObject();
       } else {
         std::string buckets;
-        for (uint64_t b : row.rate_bytes) buckets += (buckets.empty() ? "" : ",") + std::to_string(b);
+        for (uint64_t b : row.rate_bytes) {
+          if (!buckets.empty()) buckets.push_back(',');
+          buckets.append(std::to_string(b));
+        }
         char rate_text[32];
         std::snprintf(rate_text, sizeof rate_text, "%.1f", rate.bytes_per_s);
         table.Row({storage::PartitionCfName(p), hash_text, row.policy.empty() ? "-" : row.policy,
