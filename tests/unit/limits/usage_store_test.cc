@@ -12,6 +12,7 @@
 #include "storage/codec.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
+#include "testing/test_store.h"
 
 namespace limits {
 namespace {
@@ -32,24 +33,11 @@ class UsageStoreTest : public ::testing::Test {
   void SetUp() override { Open(); }
 
   void Open(int32_t partitions = kPartitions) {
-    store_.reset();
-    db_.reset();
-    storage::DbOptions o;
-    o.path = dir_.Sub("db");
-    o.block_cache_bytes = 8 << 20;
-    o.write_buffer_bytes = 8 << 20;
-    o.active_window_s = windows_.active_s;
-    o.clock = &clock_;
-    auto db = storage::Db::Open(o);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    db_ = std::move(*db);
-    UsageStoreOptions so;
-    so.num_partitions = partitions;
-    so.windows = windows_;
-    so.clock = &clock_;
-    auto store = UsageStore::Open(*db_, so);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(*store);
+    opened_ = {};  // closes the previous store and database first
+    opened_ = testing::TestStore::Open(dir_, clock_, partitions, windows_);
+    ASSERT_TRUE(opened_.store);
+    db_ = opened_.db.get();
+    store_ = opened_.store.get();
   }
 
   Record Rec(std::string_view tenant, uint64_t hash, int64_t offset, int64_t ts_ms = -1, std::string_view policy = "",
@@ -136,8 +124,9 @@ class UsageStoreTest : public ::testing::Test {
   TempDir dir_;
   FakeClock clock_;
   Windows windows_{.active_s = 3600, .rate_s = 300, .bucket_s = 60, .produce_interval_s = 60};
-  std::unique_ptr<storage::Db> db_;
-  std::unique_ptr<UsageStore> store_;
+  testing::TestStore opened_;
+  storage::Db* db_ = nullptr;
+  UsageStore* store_ = nullptr;
   PartitionSet all_ = PartitionSet::All(kPartitions);
 };
 
@@ -452,7 +441,7 @@ TEST_F(UsageStoreTest, OpenDeletesACheckpointThatHasNoData) {
 
 TEST_F(UsageStoreTest, OpenRefusesPartitionsBeyondTheTopic) {
   ASSERT_TRUE(store_->EnsurePartition(3).ok());
-  store_.reset();
+  opened_.store.reset();
   UsageStoreOptions so;
   so.num_partitions = 2;
   so.windows = windows_;
@@ -486,7 +475,7 @@ TEST_F(UsageStoreTest, ReadOnlyOpenChangesNothingAndReportsWhatItFound) {
     ASSERT_TRUE(db_->Write(batch).ok());
   }
   clock_.Advance(1000s);  // partition 0's streams expired while closed
-  store_.reset();
+  opened_.store.reset();
   UsageStoreOptions so;
   so.num_partitions = kPartitions;
   so.windows = windows_;
