@@ -72,7 +72,7 @@ class Child {
   int Port() const {
     std::smatch m;
     const std::string log = Log();
-    static const std::regex re("\"msg\":\"listening\".*\"port\":([0-9]+)");
+    static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
     return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
   }
 
