@@ -143,7 +143,6 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
   stats_.fetched.fetch_add(1, std::memory_order_relaxed);
   l.position = offset + 1;
   l.advanced = true;
-  stats_.newest_lag_ms.store(clock_.NowMillis() - message.timestamp().timestamp, std::memory_order_relaxed);
   DecodedRecord r;
   if (!DecodeRecord(message, *scratch_, &r)) {
     stats_.invalid.fetch_add(1, std::memory_order_relaxed);

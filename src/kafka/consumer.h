@@ -46,7 +46,6 @@ struct ConsumerStats {
   std::atomic<uint64_t> outside_window{0};  // older than the active window
   std::atomic<uint64_t> redelivered{0};     // below the checkpoint: skipped
   std::atomic<uint64_t> flushes{0};
-  std::atomic<int64_t> newest_lag_ms{0};    // now - timestamp of the last record fetched
 };
 
 class Consumer {

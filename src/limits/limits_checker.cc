@@ -5,7 +5,6 @@
 namespace limits {
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr size_t kMaxPolicyLength = 255;
 }  // namespace
 
 LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits,
@@ -41,7 +40,9 @@ LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, Li
 
 Status LimitsChecker::Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const {
   if (tenant.empty()) return Status::InvalidArgument("tenant is required");
-  if (tenant.size() > 255) return Status::InvalidArgument("tenant is longer than 255 bytes");
+  if (tenant.size() > kMaxTenantLength) {
+    return Status::InvalidArgument("tenant is longer than " + std::to_string(kMaxTenantLength) + " bytes");
+  }
   if (streams.size() > options_.max_streams_per_request) {
     return Status::InvalidArgument("request has " + std::to_string(streams.size()) + " streams; at most " +
                                    std::to_string(options_.max_streams_per_request) + " are accepted");

@@ -16,7 +16,6 @@ namespace {
 
 constexpr uint32_t kMaxTenants = 1u << 24;
 constexpr uint32_t kMaxPolicies = 65535;
-constexpr size_t kMaxPolicyLength = 255;
 
 bool ValidTenant(std::string_view tenant) { return !tenant.empty() && tenant.size() <= storage::kMaxTenantLength; }
 

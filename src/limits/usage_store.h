@@ -35,6 +35,7 @@
 #include "limits/tenant_limits.h"
 #include "limits/windows.h"
 #include "storage/checkpoint.h"
+#include "storage/codec.h"
 #include "storage/db.h"
 
 namespace limits {
@@ -81,6 +82,11 @@ struct TenantUsage {
   std::map<std::string, uint64_t> active_by_policy;  // "" = no policy
   uint64_t rate_window_bytes = 0;  // bytes in the rate window's buckets
 };
+
+// Longest tenant and ingestion policy the store keeps (a row's key holds the tenant with a
+// one-byte length; Loki's tenant ids are at most 150 bytes).
+inline constexpr size_t kMaxTenantLength = storage::kMaxTenantLength;
+inline constexpr size_t kMaxPolicyLength = 255;
 
 struct UsageStoreOptions {
   int32_t num_partitions = 64;

@@ -25,7 +25,7 @@ bool IsGet(const http::Request& r) { return r.method == "GET" || r.method == "HE
 http::Response UsageResponse(const http::Request& request, UsageStore& store, PartitionManager& partitions) {
   if (!IsGet(request)) return Error(405, "use GET");
   const std::string tenant = request.path.substr(sizeof(kUsagePrefix) - 1);
-  if (tenant.empty() || tenant.find('/') != std::string::npos || tenant.size() > 255) {
+  if (tenant.empty() || tenant.find('/') != std::string::npos || tenant.size() > kMaxTenantLength) {
     return Error(400, "invalid tenant");
   }
   const TenantUsage usage = store.UsageOf(tenant, *partitions.Serving());
