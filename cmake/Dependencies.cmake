@@ -10,3 +10,4 @@ pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka++>=2.0 rdkafka>=2.0) 
 find_package(civetweb REQUIRED CONFIG)      # libcivetweb-dev: the HTTP server
 find_package(gRPC REQUIRED CONFIG)          # libgrpc++-dev, protobuf-compiler-grpc
 find_package(prometheus-cpp REQUIRED CONFIG)  # prometheus-cpp-dev
+find_package(Snappy REQUIRED CONFIG)        # libsnappy-dev: dskit's ring value codec

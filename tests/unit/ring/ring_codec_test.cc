@@ -1,0 +1,63 @@
+#include "ring/ring_codec.h"
+
+#include <gtest/gtest.h>
+#include <snappy.h>
+
+namespace limits::ring {
+namespace {
+
+::ring::Desc TwoInstances() {
+  ::ring::Desc desc;
+  ::ring::InstanceDesc& a = (*desc.mutable_ingesters())["limitsd-0"];
+  a.set_addr("10.0.0.1:9095");
+  a.set_timestamp(1764000000);
+  a.set_state(::ring::ACTIVE);
+  a.set_zone("zone-a");
+  a.set_registered_timestamp(1763990000);
+  a.set_id("limitsd-0");
+  for (uint32_t t : {7u, 1000u, 4000000000u}) a.add_tokens(t);
+  ::ring::InstanceDesc& b = (*desc.mutable_ingesters())["ingest-limits-1"];
+  b.set_addr("10.0.0.2:9095");
+  b.set_state(::ring::JOINING);
+  return desc;
+}
+
+TEST(RingCodecTest, RoundTrips) {
+  const ::ring::Desc desc = TwoInstances();
+  Result<::ring::Desc> back = DecodeDesc(EncodeDesc(desc));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->SerializeAsString(), desc.SerializeAsString());
+  EXPECT_EQ(back->ingesters().at("limitsd-0").tokens(2), 4000000000u);
+}
+
+TEST(RingCodecTest, IsSnappyOfTheProtobuf) {
+  const ::ring::Desc desc = TwoInstances();
+  std::string raw;
+  ASSERT_TRUE(snappy::Uncompress(EncodeDesc(desc).data(), EncodeDesc(desc).size(), &raw));
+  ::ring::Desc parsed;
+  ASSERT_TRUE(parsed.ParseFromString(raw));
+  EXPECT_EQ(parsed.ingesters_size(), 2);
+}
+
+TEST(RingCodecTest, KeepsFieldsOfANewerDskit) {
+  // InstanceDesc field 99 (unknown here), varint 5: tag (99 << 3 | 0) = 0x98 0x06.
+  ::ring::Desc desc = TwoInstances();
+  std::string instance = desc.ingesters().at("limitsd-0").SerializeAsString() + std::string("\x98\x06\x05", 3);
+  ::ring::InstanceDesc with_unknown;
+  ASSERT_TRUE(with_unknown.ParseFromString(instance));
+  (*desc.mutable_ingesters())["limitsd-0"] = with_unknown;
+  Result<::ring::Desc> back = DecodeDesc(EncodeDesc(desc));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->ingesters().at("limitsd-0").SerializeAsString(), instance);
+}
+
+TEST(RingCodecTest, RejectsGarbage) {
+  EXPECT_EQ(DecodeDesc("not snappy at all").status().code(), StatusCode::kCorruption);
+  std::string compressed_garbage;
+  const std::string garbage = "\xff\xff\xff\xff";
+  snappy::Compress(garbage.data(), garbage.size(), &compressed_garbage);
+  EXPECT_EQ(DecodeDesc(compressed_garbage).status().code(), StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace limits::ring
