@@ -92,6 +92,20 @@ class Reader {
   Reader(const toml::value* table, std::string path, Diagnostics* diag)
       : table_(table), path_(std::move(path)), diag_(diag) {}
 
+  void Bool(std::string_view key, bool* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (v->is_boolean()) {
+      *out = v->as_boolean();
+      return;
+    }
+    if (FromSetText(key, v) && (v->as_string().str == "true" || v->as_string().str == "false")) {
+      *out = v->as_string().str == "true";
+      return;
+    }
+    Wrong(key, v, "a boolean (true or false)");
+  }
+
   void String(std::string_view key, std::string* out) {
     const toml::value* v = Find(key);
     if (v == nullptr) return;
@@ -409,6 +423,7 @@ void ReadConfig(Reader& root, Config* c) {
   kafka.Integer("num_partitions", 1, kMaxNumPartitions, &partitions);
   c->kafka.num_partitions = static_cast<int32_t>(partitions);
   kafka.String("consumer_group", &c->kafka.consumer_group);
+  kafka.Bool("static_membership", &c->kafka.static_membership);
   kafka.StringMap("properties", &c->kafka.properties);
   kafka.Finish();
 
@@ -416,6 +431,7 @@ void ReadConfig(Reader& root, Config* c) {
   store.String("path", &c->store.path);
   store.Size("block_cache", &c->store.block_cache_bytes);
   store.Size("write_buffer", &c->store.write_buffer_bytes);
+  store.Duration("failure_grace", &c->store.failure_grace);
   store.Finish();
 
   Reader w = root.Sub("windows");
@@ -426,6 +442,7 @@ void ReadConfig(Reader& root, Config* c) {
   w.Duration("revoked_retention", &c->windows.revoked_retention);
   w.Duration("produce_interval", &c->windows.produce_interval);
   w.Duration("wait_assign", &c->windows.wait_assign);
+  w.Duration("lookup_give_up", &c->windows.lookup_give_up);
   w.Finish();
 
   Reader server = root.Sub("server");
@@ -474,6 +491,8 @@ void Validate(const Config& c, Diagnostics* d) {
       {"windows.revoked_retention", c.windows.revoked_retention},
       {"windows.produce_interval", c.windows.produce_interval},
       {"windows.wait_assign", c.windows.wait_assign},
+      {"windows.lookup_give_up", c.windows.lookup_give_up},
+      {"store.failure_grace", c.store.failure_grace},
   };
   bool windows_positive = true;
   for (const auto& [key, value] : windows) {

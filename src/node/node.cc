@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "limits/record_filter.h"
 #include "node/http_api.h"
 
 namespace limits {
@@ -62,6 +63,7 @@ Status Node::StartParts() {
     RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
   }
   rates_ = std::make_unique<RateLimiter>();
+  run_tag_ = MakeRunTag(c.node.instance_id);
 
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
@@ -71,18 +73,22 @@ Status Node::StartParts() {
                                                              .topic = c.kafka.topic,
                                                              .zone = c.node.zone,
                                                              .instance_id = c.node.instance_id,
+                                                             .run_tag = run_tag_,
                                                              .num_partitions = c.kafka.num_partitions,
                                                              .properties = c.kafka.properties},
                                                             clock_, *registry_));
-  lifecycler_ = std::make_unique<PartitionLifecycler>(
-      *store_, *offsets_, *partitions_, clock_,
-      PartitionLifecycler::Options{.windows = windows, .revoked_retention = c.windows.revoked_retention});
+  PartitionLifecycler::Options lo{.windows = windows, .revoked_retention = c.windows.revoked_retention};
+  lo.lookup.give_up = c.windows.lookup_give_up;
+  lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, *offsets_, *partitions_, clock_, lo);
   kafka::Consumer::Options co;
   co.brokers = brokers_;
   co.topic = c.kafka.topic;
   co.group = c.kafka.consumer_group;
   co.zone = c.node.zone;
   co.instance_id = c.node.instance_id;
+  co.run_tag = run_tag_;
+  co.num_partitions = c.kafka.num_partitions;
+  co.static_membership = c.kafka.static_membership;
   co.properties = c.kafka.properties;
   co.apply_interval = options_.apply_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
@@ -97,7 +103,8 @@ Status Node::StartParts() {
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
   ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start({.listen = c.server.grpc_listen}, *service_));
 
-  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(), clock_);
+  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
+                                               lifecycler_->stats(), clock_);
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
       {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},

@@ -67,6 +67,8 @@ class Node {
   const config::Config& config() const { return config_; }
   // The brokers in use: the configured ones, or the embedded mock cluster's.
   const std::string& brokers() const { return brokers_; }
+  // This process's tag in the records it produces (record_filter.h).
+  const std::string& run_tag() const { return run_tag_; }
   int http_port() const { return http_ ? http_->port() : 0; }
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
 
@@ -80,6 +82,7 @@ class Node {
   const Clock& clock_;
   const NodeOptions options_;
   std::string brokers_;
+  std::string run_tag_;  // this process in the records it produces (record_filter.h)
   bool stopped_ = false;
   // Created first, destroyed last: metric families reference it.
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
