@@ -18,6 +18,7 @@
 
 #include "node/node.h"
 #include "testing/http_client.h"
+#include "testing/raw_produce.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 #include "testing/test_kafka.h"
@@ -441,6 +442,30 @@ TEST_F(NodeTest, Item1_OnlyTheGiveUpServesAPartitionWhoseOffsetsAreUnknown) {
   rd_kafka_mock_clear_request_errors(kafka_.mock(), 2);
   // Replay of what is there still happens: all 8 records, from the beginning.
   ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 8; }, 60s));
+}
+
+// Item 10: a transaction's commit marker at the end of a partition takes the offset end - 1,
+// but no record is ever delivered at it: the replay completes when the position reaches the
+// end (the end-of-log event), not when a record at end - 1 arrives.
+TEST_F(NodeTest, Item10_AControlRecordAtTheEndDoesNotKeepAPartitionReplaying) {
+  const int64_t now = NowMs();
+  const std::string leader = kafka_.bootstrap().substr(0, kafka_.bootstrap().find(','));  // broker 1
+  for (int32_t p = 0; p < kPartitions; ++p) rd_kafka_mock_partition_set_leader(kafka_.mock(), testing::kTopic, p, 1);
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now - 1000);
+  kafka_.Flush();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    Status s = testing::ProduceControlRecord(leader, testing::kTopic, p, /*commit=*/true, now);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_EQ(kafka_.EndOffset(0), 11);
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  EXPECT_EQ(Streams(*node, "t", all_), 40u);
+  for (const PartitionInfo& info : node->partitions().Snapshot()) {
+    EXPECT_EQ(info.end_offset, 11) << info.partition;
+    EXPECT_FALSE(info.lookup_failed);
+  }
 }
 
 // 8. A corrupt record is counted, skipped, and consumption continues past it.
