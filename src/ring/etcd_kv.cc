@@ -1,7 +1,5 @@
 #include "ring/etcd_kv.h"
 
-#include <charconv>
-
 #include "ring/ring_codec.h"
 
 namespace limits::ring {
@@ -25,29 +23,6 @@ std::string GrpcCodeName(grpc::StatusCode code) {
 }
 
 }  // namespace
-
-Result<std::string> ParseEtcdEndpoint(const std::string& endpoint) {
-  std::string_view e = endpoint;
-  if (e.rfind("https://", 0) == 0) {
-    return Status::InvalidArgument("\"" + endpoint + "\": TLS (https://) is not supported; use host:port");
-  }
-  if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
-  while (!e.empty() && e.back() == '/') e.remove_suffix(1);
-  const size_t colon = e.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size()) {
-    return Status::InvalidArgument("\"" + endpoint + "\": expected host:port");
-  }
-  const std::string_view host = e.substr(0, colon);
-  if (host.find_first_of("/ ") != std::string_view::npos) {
-    return Status::InvalidArgument("\"" + endpoint + "\": expected host:port");
-  }
-  int port = 0;
-  auto [end, ec] = std::from_chars(e.data() + colon + 1, e.data() + e.size(), port);
-  if (ec != std::errc() || end != e.data() + e.size() || port < 1 || port > 65535) {
-    return Status::InvalidArgument("\"" + endpoint + "\": port must be 1..65535");
-  }
-  return std::string(e);
-}
 
 Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
   if (options.endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints");

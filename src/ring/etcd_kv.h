@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/etcd_kv.grpc.pb.h"
+#include "ring/etcd_endpoint.h"
 #include "ring/kv_client.h"
 
 namespace limits::ring {
@@ -31,10 +32,6 @@ struct EtcdKvOptions {
   // Version conflicts one Cas retries before giving up (dskit: 10).
   int max_cas_retries = 10;
 };
-
-// "host:port" of one configured endpoint ("http://" stripped); kInvalidArgument when it is
-// not host:port with a port in 1..65535, or uses https (TLS is not supported).
-Result<std::string> ParseEtcdEndpoint(const std::string& endpoint);
 
 class EtcdKv final : public KvClient {
  public:

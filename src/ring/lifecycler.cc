@@ -226,6 +226,7 @@ void Lifecycler::Report(Op op, const Status& s) {
     }
     failing_ = false;
     failing_code_ = StatusCode::kOk;
+    stale_warned_ = false;
     const int64_t now_ms = clock_.NowMillis();
     last_heartbeat_gauge_.Set(static_cast<double>(now_ms) / 1000.0);
     std::lock_guard lock(status_mu_);
@@ -242,8 +243,19 @@ void Lifecycler::Report(Op op, const Status& s) {
   }
   failing_ = true;
   failing_code_ = s.code();
-  std::lock_guard lock(status_mu_);
-  status_.last_error = s.ToString();
+  LifecyclerStatus st;
+  {
+    std::lock_guard lock(status_mu_);
+    status_.last_error = s.ToString();
+    st = status_;
+  }
+  if (st.registered && !stale_warned_ && clock_.NowMillis() - st.last_success_ms > options_.heartbeat_timeout.count()) {
+    stale_warned_ = true;
+    log::Error("ring", "our heartbeat in the ring is older than heartbeat_timeout: Loki's frontends now skip this instance")
+        .Kv("instance", options_.instance_id)
+        .Kv("last_success_ms", st.last_success_ms)
+        .Kv("heartbeat_timeout_s", options_.heartbeat_timeout.count() / 1000.0);
+  }
 }
 
 void Lifecycler::SetWrittenState(::ring::InstanceState state, bool registered) {

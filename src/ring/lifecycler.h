@@ -42,6 +42,9 @@ struct LifecyclerOptions {
   std::string zone;
   int num_tokens = 128;
   std::chrono::milliseconds heartbeat_period = 5s;
+  // Readers skip an instance whose heartbeat is older; the lifecycler warns (once per
+  // outage) when its own last successful write gets this old.
+  std::chrono::milliseconds heartbeat_timeout = 1min;
   // Remove the entry on a graceful Stop() (dskit's default); false leaves it LEAVING.
   bool unregister_on_shutdown = true;
   // Retry delays after a failed KV operation: doubling from min, capped at max and at
@@ -125,6 +128,7 @@ class Lifecycler {
   int64_t registered_at_s_ = 0;          // GUARDED_BY(op_mu_)
   bool failing_ = false;                 // GUARDED_BY(op_mu_): last op failed
   StatusCode failing_code_ = StatusCode::kOk;  // GUARDED_BY(op_mu_)
+  bool stale_warned_ = false;            // GUARDED_BY(op_mu_)
 
   mutable std::mutex status_mu_;
   LifecyclerStatus status_;              // GUARDED_BY(status_mu_)

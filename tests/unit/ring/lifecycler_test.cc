@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <set>
 
+#include "common/log.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_kv.h"
 #include "testing/prometheus_parser.h"
@@ -267,6 +269,34 @@ TEST_F(LifecyclerTest, AnUnavailableKvIsRetriedAndCounted) {
   EXPECT_EQ(m.Value("limitsd_ring_errors_total", {{"op", "register"}}), 2);
   EXPECT_EQ(m.Value("limitsd_ring_errors_total", {{"op", "heartbeat"}}), 1);
   EXPECT_EQ(m.Value("limitsd_ring_undecodable_values_total"), 0);
+}
+
+TEST_F(LifecyclerTest, WarnsOnceWhenItsHeartbeatGoesStale) {
+  std::vector<std::string> lines;
+  log::SetSinkForTest([&](std::string_view line) { lines.emplace_back(line); });
+  Lifecycler lc(kv_, clock_, Options(), registry_);
+  ASSERT_TRUE(lc.Register().ok());
+  kv_.FailNext(100);
+  auto stale_warnings = [&] {
+    return std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("older than heartbeat_timeout") != std::string::npos;
+    });
+  };
+  for (int i = 0; i < 12; ++i) {  // one minute of failed heartbeats: not stale yet
+    clock_.Advance(5s);
+    EXPECT_FALSE(lc.Heartbeat().ok());
+  }
+  EXPECT_EQ(stale_warnings(), 0);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(5s);
+    EXPECT_FALSE(lc.Heartbeat().ok());
+  }
+  EXPECT_EQ(stale_warnings(), 1);
+  const auto failures = std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("ring KV store operation failed") != std::string::npos;
+  });
+  EXPECT_EQ(failures, 1) << "logged once per condition, not per attempt";
+  log::SetSinkForTest(nullptr);
 }
 
 TEST_F(LifecyclerTest, AVanishedEntryIsRegisteredAgainWithTheSameTokens) {
