@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "limits/tenant_limits.h"
 
@@ -35,9 +36,17 @@ inline constexpr char kDefaultHttpListen[] = "0.0.0.0:3100";
 inline constexpr char kDefaultLogLevel[] = "info";
 inline constexpr char kDefaultLogFormat[] = "json";
 
+inline constexpr Millis kDefaultEtcdDialTimeout = 10s;
+inline constexpr char kDefaultRingPrefix[] = "collectors/";
+inline constexpr char kDefaultRingKey[] = "ingest-limits";
+inline constexpr int32_t kDefaultNumTokens = 128;
+inline constexpr Millis kDefaultHeartbeatPeriod = 5s;
+inline constexpr Millis kDefaultHeartbeatTimeout = 1min;
+
 // Upper bounds that keep a typo from turning into an outage (e.g. 10^9 partitions).
 inline constexpr int32_t kMaxNumPartitions = 100000;
 inline constexpr int64_t kMaxRateBuckets = 1024;
+inline constexpr int64_t kMaxNumTokens = 8192;
 
 struct NodeConfig {
   // Zone this node serves; one consumer group per zone, and produced records carry it.
@@ -115,6 +124,33 @@ struct LimitsConfig {
   std::map<std::string, TenantOverrides> tenants;
 };
 
+// Membership in Loki's ingest-limits ring (dskit), so Loki's limits frontend finds this node.
+// Defaults are dskit's lifecycler defaults.
+struct RingConfig {
+  // KV store of the ring: "" (no ring), "etcd", "memberlist".
+  std::string store;
+  // etcd client URLs, host:port (or http://host:port).
+  std::vector<std::string> etcd_endpoints;
+  // Deadline of an etcd call while the connection is not established.
+  Millis etcd_dial_timeout = kDefaultEtcdDialTimeout;
+  // The ring's KV key is prefix + key (Loki: "collectors/" + "ingest-limits").
+  std::string prefix = kDefaultRingPrefix;
+  std::string key = kDefaultRingKey;
+  // Advertised host; empty means the first non-loopback IPv4 address of this machine.
+  std::string instance_addr;
+  // Advertised port; 0 means the port the gRPC server listens on.
+  int32_t instance_port = 0;
+  // Tokens of this instance in the ring.
+  int32_t num_tokens = kDefaultNumTokens;
+  // How often the instance's heartbeat timestamp is refreshed.
+  Millis heartbeat_period = kDefaultHeartbeatPeriod;
+  // Readers skip an instance whose heartbeat is older than this (Loki's frontend uses its
+  // own setting; this one decides when the node warns that it is being skipped).
+  Millis heartbeat_timeout = kDefaultHeartbeatTimeout;
+  // Remove the instance from the ring on a graceful shutdown (else it stays LEAVING).
+  bool unregister_on_shutdown = true;
+};
+
 struct Config {
   NodeConfig node;
   KafkaConfig kafka;
@@ -123,6 +159,7 @@ struct Config {
   ServerConfig server;
   LogConfig log;
   LimitsConfig limits;
+  RingConfig ring;
 };
 
 }  // namespace limits::config

@@ -7,13 +7,17 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
 #include <toml.hpp>
 
+#include <arpa/inet.h>
+
 #include "common/log.h"
 #include "config/units.h"
+#include "ring/etcd_endpoint.h"
 
 namespace limits::config {
 namespace {
@@ -128,6 +132,46 @@ class Reader {
                                        ", got " + std::to_string(n), v);
     }
     *out = n;
+  }
+
+  // A boolean; from --set, the text "true" or "false".
+  void Bool(std::string_view key, bool* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (v->is_boolean()) {
+      *out = v->as_boolean();
+    } else if (FromSetText(key, v) && (v->as_string().str == "true" || v->as_string().str == "false")) {
+      *out = v->as_string().str == "true";
+    } else {
+      Wrong(key, v, "true or false");
+    }
+  }
+
+  // An array of strings; from --set, comma-separated text ("h1:2379,h2:2379").
+  void StringList(std::string_view key, std::vector<std::string>* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    std::vector<std::string> items;
+    if (FromSetText(key, v)) {
+      std::string_view text = v->as_string().str;
+      while (!text.empty()) {
+        const size_t comma = text.find(',');
+        std::string_view item = text.substr(0, comma);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        if (!item.empty()) items.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+      }
+    } else if (v->is_array()) {
+      for (const toml::value& item : v->as_array()) {
+        if (!item.is_string()) return Wrong(key, v, "an array of strings");
+        items.push_back(item.as_string().str);
+      }
+    } else {
+      return Wrong(key, v, "an array of strings like [\"etcd-0:2379\"]");
+    }
+    *out = std::move(items);
   }
 
   void Count(std::string_view key, uint64_t* out) {
@@ -463,7 +507,55 @@ void ReadConfig(Reader& root, Config* c) {
   ReadTenants(tenants, &c->limits.tenants);
   limits.Finish();
 
+  Reader ring = root.Sub("ring");
+  ring.String("store", &c->ring.store);
+  ring.StringList("etcd_endpoints", &c->ring.etcd_endpoints);
+  ring.Duration("etcd_dial_timeout", &c->ring.etcd_dial_timeout);
+  ring.String("prefix", &c->ring.prefix);
+  ring.String("key", &c->ring.key);
+  ring.String("instance_addr", &c->ring.instance_addr);
+  int64_t port = c->ring.instance_port;
+  ring.Integer("instance_port", 0, 65535, &port);
+  c->ring.instance_port = static_cast<int32_t>(port);
+  int64_t tokens = c->ring.num_tokens;
+  ring.Integer("num_tokens", 1, kMaxNumTokens, &tokens);
+  c->ring.num_tokens = static_cast<int32_t>(tokens);
+  ring.Duration("heartbeat_period", &c->ring.heartbeat_period);
+  ring.Duration("heartbeat_timeout", &c->ring.heartbeat_timeout);
+  ring.Bool("unregister_on_shutdown", &c->ring.unregister_on_shutdown);
+  ring.Finish();
+
   root.Finish();
+}
+
+void ValidateRing(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
+  if (r.store != "" && r.store != "etcd" && r.store != "memberlist") {
+    err("ring.store", "expected \"\" (no ring), \"etcd\" or \"memberlist\", got \"" + r.store + "\"");
+  }
+  if (r.store == "etcd" && r.etcd_endpoints.empty()) {
+    err("ring.etcd_endpoints", "must list at least one host:port when ring.store = \"etcd\"");
+  }
+  for (const std::string& e : r.etcd_endpoints) {
+    Result<std::string> parsed = ring::ParseEtcdEndpoint(e);
+    if (!parsed.ok()) err("ring.etcd_endpoints", parsed.status().message());
+  }
+  if (r.etcd_dial_timeout.count() <= 0) err("ring.etcd_dial_timeout", "must be positive, got " + FormatDuration(r.etcd_dial_timeout));
+  if (r.key.empty()) err("ring.key", "must not be empty");
+  if (!r.instance_addr.empty()) {
+    in6_addr v6;
+    const bool has_colon = r.instance_addr.find(':') != std::string::npos;
+    if (r.instance_addr.find_first_of(" \t/[]") != std::string::npos ||
+        (has_colon && inet_pton(AF_INET6, r.instance_addr.c_str(), &v6) != 1)) {
+      err("ring.instance_addr", "expected a host name or IP address without a port (see ring.instance_port), got \"" +
+                                    r.instance_addr + "\"");
+    }
+  }
+  const bool period_ok = r.heartbeat_period.count() > 0;
+  if (!period_ok) err("ring.heartbeat_period", "must be positive, got " + FormatDuration(r.heartbeat_period));
+  if (period_ok && r.heartbeat_timeout <= r.heartbeat_period) {
+    err("ring.heartbeat_timeout", "must be longer than ring.heartbeat_period (" + FormatDuration(r.heartbeat_period) +
+                                      "), got " + FormatDuration(r.heartbeat_timeout));
+  }
 }
 
 bool ValidListenAddress(const std::string& addr) {
@@ -526,6 +618,7 @@ void Validate(const Config& c, Diagnostics* d) {
   if (!log::ParseLevel(c.log.level, &level)) err("log.level", "expected debug, info, warn or error, got \"" + c.log.level + "\"");
   log::Format format;
   if (!log::ParseFormat(c.log.format, &format)) err("log.format", "expected json or logfmt, got \"" + c.log.format + "\"");
+  ValidateRing(c.ring, err);
 }
 
 }  // namespace

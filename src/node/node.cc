@@ -3,6 +3,8 @@
 #include "common/log.h"
 #include "limits/record_filter.h"
 #include "node/http_api.h"
+#include "node/ring_backends.h"
+#include "ring/instance_addr.h"
 
 namespace limits {
 
@@ -101,7 +103,11 @@ Status Node::StartParts() {
   checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
                                              LimitsChecker::Options{.num_partitions = c.kafka.num_partitions});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
-  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start({.listen = c.server.grpc_listen}, *service_));
+  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
+                              {.listen = c.server.grpc_listen,
+                               .health_service_name = ::proto::IngestLimits::service_full_name()},
+                              *service_));
+  RETURN_IF_ERROR(StartRing());
 
   collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
                                                lifecycler_->stats(), clock_);
@@ -122,6 +128,31 @@ Status Node::StartParts() {
   return Status::OK();
 }
 
+// Joins the ring once gRPC serves, so the address it advertises answers. A KV store that is
+// down is not an error here: the lifecycler retries in the background and /ready says so.
+Status Node::StartRing() {
+  const config::RingConfig& r = config_.ring;
+  if (r.store.empty()) {
+    log::Warn("node", "no ring configured ([ring] store = \"\"): Loki's limits frontend cannot find this node");
+    return Status::OK();
+  }
+  ASSIGN_OR_RETURN(ring_kv_, MakeRingKv(config_, *registry_));
+  ASSIGN_OR_RETURN(std::string addr, ring::AdvertisedAddr(r.instance_addr, r.instance_port, grpc_->port()));
+  ring::LifecyclerOptions o;
+  o.ring_key = r.prefix + r.key;
+  o.instance_id = config_.node.instance_id;
+  o.addr = addr;
+  o.zone = config_.node.zone;
+  o.num_tokens = r.num_tokens;
+  o.heartbeat_period = r.heartbeat_period;
+  o.heartbeat_timeout = r.heartbeat_timeout;
+  o.unregister_on_shutdown = r.unregister_on_shutdown;
+  ring_ = std::make_unique<ring::Lifecycler>(*ring_kv_, clock_, o, *registry_);
+  ring_->Start();
+  ring_->SetServing();  // the gRPC server is up: ACTIVE right after the JOINING registration
+  return Status::OK();
+}
+
 Status Node::ReloadOverrides() {
   if (!reloader_) return Status::FailedPrecondition("no limits.overrides_file configured");
   return reloader_->Reload();
@@ -130,6 +161,13 @@ Status Node::ReloadOverrides() {
 http::Response Node::Ready() const {
   if (Status health = store_->health(); !health.ok()) {
     return {503, "text/plain; charset=utf-8", "store failed: " + health.message() + "\n"};
+  }
+  if (ring_) {
+    const ring::LifecyclerStatus rs = ring_->status();
+    if (!rs.registered) {
+      return {503, "text/plain; charset=utf-8",
+              "not registered in the ring" + (rs.last_error.empty() ? std::string(" yet") : ": " + rs.last_error) + "\n"};
+    }
   }
   const Readiness r = partitions_->CheckReadiness();
   return {r.ready ? 200 : 503, "text/plain; charset=utf-8", r.reason + "\n"};
@@ -141,6 +179,8 @@ void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
   log::Info("node", "stopping");
+  // Leave the ring first, so frontends stop routing here while this node still answers.
+  if (ring_) ring_->Stop();
   if (grpc_) grpc_->Stop();
   if (http_) http_->Stop();
   if (reloader_) reloader_->Stop();
@@ -158,6 +198,8 @@ void Node::Stop() {
   // Destroy in reverse order of construction: the consumer before what it references.
   http_.reset();
   collector_.reset();
+  ring_.reset();
+  ring_kv_.reset();
   grpc_.reset();
   service_.reset();
   checker_.reset();

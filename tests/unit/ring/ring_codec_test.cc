@@ -31,6 +31,15 @@ TEST(RingCodecTest, RoundTrips) {
   EXPECT_EQ(back->ingesters().at("limitsd-0").tokens(2), 4000000000u);
 }
 
+TEST(RingCodecTest, EncodesTheSameRingToTheSameBytes) {
+  ::ring::Desc a = TwoInstances();
+  for (int i = 0; i < 20; ++i) (*a.mutable_ingesters())["extra-" + std::to_string(i)].set_id(std::to_string(i));
+  ::ring::Desc b;
+  for (auto it = a.ingesters().begin(); it != a.ingesters().end(); ++it) (*b.mutable_ingesters())[it->first] = it->second;
+  EXPECT_EQ(EncodeDesc(a), EncodeDesc(b));
+  EXPECT_EQ(EncodeDesc(*DecodeDesc(EncodeDesc(a))), EncodeDesc(a));
+}
+
 TEST(RingCodecTest, IsSnappyOfTheProtobuf) {
   const ::ring::Desc desc = TwoInstances();
   std::string raw;
