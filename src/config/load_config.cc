@@ -96,20 +96,6 @@ class Reader {
   Reader(const toml::value* table, std::string path, Diagnostics* diag)
       : table_(table), path_(std::move(path)), diag_(diag) {}
 
-  void Bool(std::string_view key, bool* out) {
-    const toml::value* v = Find(key);
-    if (v == nullptr) return;
-    if (v->is_boolean()) {
-      *out = v->as_boolean();
-      return;
-    }
-    if (FromSetText(key, v) && (v->as_string().str == "true" || v->as_string().str == "false")) {
-      *out = v->as_string().str == "true";
-      return;
-    }
-    Wrong(key, v, "a boolean (true or false)");
-  }
-
   void String(std::string_view key, std::string* out) {
     const toml::value* v = Find(key);
     if (v == nullptr) return;

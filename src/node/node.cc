@@ -79,7 +79,9 @@ Status Node::StartParts() {
                                                              .num_partitions = c.kafka.num_partitions,
                                                              .properties = c.kafka.properties},
                                                             clock_, *registry_));
-  PartitionLifecycler::Options lo{.windows = windows, .revoked_retention = c.windows.revoked_retention};
+  PartitionLifecycler::Options lo;
+  lo.windows = windows;
+  lo.revoked_retention = c.windows.revoked_retention;
   lo.lookup.give_up = c.windows.lookup_give_up;
   lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, *offsets_, *partitions_, clock_, lo);
   kafka::Consumer::Options co;

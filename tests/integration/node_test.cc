@@ -432,7 +432,7 @@ TEST_F(NodeTest, Item1_OnlyTheGiveUpServesAPartitionWhoseOffsetsAreUnknown) {
   EXPECT_EQ(HttpGet(node->http_port(), "/ready").status, 503);
   EXPECT_EQ(HttpGet(node->http_port(), "/live").status, 200);
   std::vector<Rejection> rejected;
-  ASSERT_TRUE(node->checker().ExceedsLimits("t", std::vector<StreamUpdate>{{.stream_hash = 1}}, &rejected).ok());
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", std::vector<StreamUpdate>{{.stream_hash = 1, .bytes = 0, .policy = ""}}, &rejected).ok());
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_EQ(rejected[0].reason, kReasonFailed);
   ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));

@@ -28,7 +28,11 @@ class OffsetSourceTest : public ::testing::Test {
 
   // The look-up of a fresh partition with the window starting at `cutoff_ms`.
   LookupResult Lookup(int32_t p, int64_t cutoff_ms) {
-    AssignmentLookup lookup({.partition = p, .cutoff_ms = cutoff_ms, .started_ms = kBase}, {});
+    AssignmentLookup::Input input;
+    input.partition = p;
+    input.cutoff_ms = cutoff_ms;
+    input.started_ms = kBase;
+    AssignmentLookup lookup(input, {});
     for (int i = 0; i < 100 && lookup.Step(*source_, kBase).kind != AssignmentLookup::Next::kDone; ++i) {
     }
     return lookup.result();

@@ -58,7 +58,8 @@ Outcome StartAndStop(const std::string& dir, int delay_ms, const std::string& br
     execv(argv[0], argv.data());
     _exit(127);
   }
-  Outcome out{.delay_ms = delay_ms};
+  Outcome out;
+  out.delay_ms = delay_ms;
   std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));  // the moment under test, not a wait
   const auto stopped_at = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
@@ -110,19 +111,22 @@ class ResidentMember {
 TEST(ShutdownTest, Item14_SigtermAtFiftyRandomMomentsOfTheFirstFiveSecondsNeverAborts) {
   testing::TempDir dir;
   testing::TestKafka kafka(8);
+  constexpr int kRuns = 50, kParallel = 4;
+  auto group = [](int w) { return std::string("g").append(std::to_string(w)); };
   std::vector<std::unique_ptr<ResidentMember>> residents;
-  for (int w = 0; w < 4; ++w) residents.push_back(std::make_unique<ResidentMember>(kafka.bootstrap(), "g" + std::to_string(w)));
+  for (int w = 0; w < kParallel; ++w) residents.push_back(std::make_unique<ResidentMember>(kafka.bootstrap(), group(w)));
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int> moment(0, 5000);
-  constexpr int kRuns = 50, kParallel = 4;
   std::vector<Outcome> outcomes(kRuns);
-  std::vector<std::thread> workers;
   std::vector<int> delays(kRuns);
   for (int& d : delays) d = moment(rng);
+  std::vector<std::thread> workers;
   for (int w = 0; w < kParallel; ++w) {
     workers.emplace_back([&, w] {
-      for (int i = w; i < kRuns; i += kParallel) outcomes[i] = StartAndStop(dir.Sub("run" + std::to_string(i)), delays[i], kafka.bootstrap(),
-                                                                           "g" + std::to_string(w));
+      for (int i = w; i < kRuns; i += kParallel) {
+        outcomes[i] = StartAndStop(dir.Sub(std::string("run").append(std::to_string(i))), delays[i], kafka.bootstrap(),
+                                   group(w));
+      }
     });
   }
   for (auto& t : workers) t.join();
