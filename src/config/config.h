@@ -54,8 +54,14 @@ struct KafkaConfig {
   int32_t num_partitions = kDefaultNumPartitions;
   // Consumer group. Empty in the file means "limitsd-<zone>"; never empty after loading.
   std::string consumer_group;
-  // librdkafka properties, passed verbatim to both consumer and producer.
+  // librdkafka properties, passed verbatim to each client librdkafka applies them to
+  // (a consumer-only property goes to the consumers only, a producer-only one to the producer).
   std::map<std::string, std::string> properties;
+  // librdkafka properties for the consumers only (the group consumer, the offset look-ups'
+  // connection settings), over `properties`.
+  std::map<std::string, std::string> consumer_properties;
+  // librdkafka properties for the producer only, over `properties`.
+  std::map<std::string, std::string> producer_properties;
 };
 
 struct StoreConfig {

@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "kafka/kafka_conf.h"
 #include "node/http_api.h"
 
 namespace limits {
@@ -11,6 +12,11 @@ Windows WindowsOf(const config::WindowsConfig& w) {
                  .rate_s = secs(w.rate),
                  .bucket_s = secs(w.bucket),
                  .produce_interval_s = secs(w.produce_interval)};
+}
+
+Status CheckKafkaProperties(const config::KafkaConfig& kafka) {
+  RETURN_IF_ERROR(kafka::ClientProperties(kafka::Client::kConsumer, kafka.properties, kafka.consumer_properties).status());
+  return kafka::ClientProperties(kafka::Client::kProducer, kafka.properties, kafka.producer_properties).status();
 }
 
 Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock, NodeOptions options) {
@@ -63,16 +69,20 @@ Status Node::StartParts() {
   }
   rates_ = std::make_unique<RateLimiter>();
 
+  ASSIGN_OR_RETURN(const kafka::Properties consumer_properties,
+                   kafka::ClientProperties(kafka::Client::kConsumer, c.kafka.properties, c.kafka.consumer_properties));
+  ASSIGN_OR_RETURN(const kafka::Properties producer_properties,
+                   kafka::ClientProperties(kafka::Client::kProducer, c.kafka.properties, c.kafka.producer_properties));
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
                                                                 .client_id = c.node.instance_id,
-                                                                .properties = c.kafka.properties}));
+                                                                .properties = consumer_properties}));
   ASSIGN_OR_RETURN(producer_, kafka::StreamProducer::Create({.brokers = brokers_,
                                                              .topic = c.kafka.topic,
                                                              .zone = c.node.zone,
                                                              .instance_id = c.node.instance_id,
                                                              .num_partitions = c.kafka.num_partitions,
-                                                             .properties = c.kafka.properties},
+                                                             .properties = producer_properties},
                                                             clock_, *registry_));
   lifecycler_ = std::make_unique<PartitionLifecycler>(
       *store_, *offsets_, *partitions_, clock_,
@@ -83,7 +93,7 @@ Status Node::StartParts() {
   co.group = c.kafka.consumer_group;
   co.zone = c.node.zone;
   co.instance_id = c.node.instance_id;
-  co.properties = c.kafka.properties;
+  co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
