@@ -385,7 +385,8 @@ def kustomize_version():
     r = subprocess.run([kubectl, "version", "--client"], capture_output=True, text=True)
     m = re.search(r"Kustomize Version: v(\d+)\.(\d+)", r.stdout)
     if not m:
-        return None, "%s has no kustomize version in `kubectl version --client`: %s" % (kubectl, r.stdout.strip())
+        return None, "%s reports no kustomize version (kubectl before 1.21, e.g. Debian's 1.20, embeds kustomize " \
+                     "v2.0.3, which predates labels and replacements): %s" % (kubectl, r.stdout.strip().splitlines()[0])
     if int(m.group(1)) < 4:
         return None, "%s embeds kustomize v%s.%s; the overlays need v4 or later" % (kubectl, m.group(1), m.group(2))
     return kubectl, "kustomize v%s.%s" % (m.group(1), m.group(2))
