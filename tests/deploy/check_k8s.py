@@ -24,6 +24,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kustomize_lite  # noqa: E402
+from problems import Problems  # noqa: E402
 
 SKIP = 77
 ZONE_LABEL = "limitsd/zone"
@@ -47,25 +48,6 @@ ZONE_FIELDS = {
     "PodDisruptionBudget": ["metadata.name", "metadata.labels.limitsd/zone", "spec.selector.matchLabels.limitsd/zone"],
     "ServiceMonitor": ["metadata.name", "metadata.labels.limitsd/zone", "spec.selector.matchLabels.limitsd/zone"],
 }
-
-
-class Problems:
-    def __init__(self):
-        self.items = []
-
-    def check(self, ok, message):
-        if not ok:
-            self.items.append(message)
-        return ok
-
-    def finish(self, what):
-        for p in self.items:
-            print("FAIL: " + p)
-        if self.items:
-            print("%s: %d problem(s)" % (what, len(self.items)))
-            return 1
-        print("%s: OK" % what)
-        return 0
 
 
 def overlays(repo):
@@ -100,7 +82,6 @@ def leaves(node, path=()):
 
 def matches(pattern, path):
     parts = pattern.split(".")
-    # Field names may contain dots ("limitsd/zone" has none; keep the split simple and exact).
     return len(parts) == len(path) and all(p == "*" or p == q for p, q in zip(parts, path))
 
 

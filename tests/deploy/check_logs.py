@@ -17,16 +17,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from limitsd_process import Limitsd, wait_for  # noqa: E402
+from problems import Problems  # noqa: E402
 
 LOGFMT = re.compile(r'^ts=\S+ level=(debug|info|warn|error) component=\S+ msg=("(?:[^"\\]|\\.)*"|\S+)( |$)')
 
-failures = []
-
-
-def check(ok, message):
-    if not ok:
-        failures.append(message)
-    return ok
+problems = Problems()
+check = problems.check
 
 
 def check_lines(case, node, fmt="json"):
@@ -104,10 +100,7 @@ def main(argv):
     unreachable_broker(limitsd, example, "json")
     unreachable_broker(limitsd, example, "logfmt")
     grpc_port_in_use(limitsd)
-    for f in failures:
-        print("FAIL: " + f)
-    print("limitsd's output: %s" % ("%d problem(s)" % len(failures) if failures else "OK"))
-    return 1 if failures else 0
+    return problems.finish("limitsd's output")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from limitsd_process import Limitsd, wait_for  # noqa: E402
+from problems import Problems  # noqa: E402
 
 # Metrics the dashboard and alerts reference that the node on this branch does not expose
 # yet, each with the work that adds it. The metrics check fails on any other missing metric,
@@ -98,22 +99,6 @@ def base_name(name, histograms):
         if name.endswith(suffix) and name[: -len(suffix)] in histograms:
             return name[: -len(suffix)]
     return name
-
-
-class Problems:
-    def __init__(self):
-        self.items = []
-
-    def check(self, ok, message):
-        if not ok:
-            self.items.append(message)
-        return ok
-
-    def finish(self, what):
-        for p in self.items:
-            print("FAIL: " + p)
-        print("%s: %s" % (what, "%d problem(s)" % len(self.items) if self.items else "OK"))
-        return 1 if self.items else 0
 
 
 def run(argv, problems, what):
