@@ -68,8 +68,14 @@ struct KafkaConfig {
   // group.instance.id = node.instance_id (KIP-345): a restarted pod rejoins within the
   // session timeout and gets its partitions back without a rebalance of the others.
   bool static_membership = true;
-  // librdkafka properties, passed verbatim to both consumer and producer.
+  // librdkafka properties, passed verbatim to each client librdkafka applies them to
+  // (a consumer-only property goes to the consumers only, a producer-only one to the producer).
   std::map<std::string, std::string> properties;
+  // librdkafka properties for the consumers only (the group consumer, the offset look-ups'
+  // connection settings), over `properties`.
+  std::map<std::string, std::string> consumer_properties;
+  // librdkafka properties for the producer only, over `properties`.
+  std::map<std::string, std::string> producer_properties;
 };
 
 struct StoreConfig {

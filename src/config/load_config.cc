@@ -352,8 +352,10 @@ void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* dia
     diag->errors.push_back("--set " + assignment + ": expected key=value with a dotted key, e.g. kafka.brokers=host:9092");
     return;
   }
-  // Everything after kafka.properties is one librdkafka property name, dots included.
-  if (segs.size() > 3 && segs[0] == "kafka" && segs[1] == "properties") {
+  // Everything after kafka.properties (or consumer_/producer_properties) is one librdkafka
+  // property name, dots included.
+  if (segs.size() > 3 && segs[0] == "kafka" &&
+      (segs[1] == "properties" || segs[1] == "consumer_properties" || segs[1] == "producer_properties")) {
     std::string name = segs[2];
     for (size_t i = 3; i < segs.size(); ++i) name += "." + segs[i];
     segs.resize(2);
@@ -455,6 +457,8 @@ void ReadConfig(Reader& root, Config* c) {
   kafka.String("consumer_group", &c->kafka.consumer_group);
   kafka.Bool("static_membership", &c->kafka.static_membership);
   kafka.StringMap("properties", &c->kafka.properties);
+  kafka.StringMap("consumer_properties", &c->kafka.consumer_properties);
+  kafka.StringMap("producer_properties", &c->kafka.producer_properties);
   kafka.Finish();
 
   Reader store = root.Sub("store");

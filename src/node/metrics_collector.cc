@@ -188,6 +188,11 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                               MetricType::Gauge);
   AddGauge(total, static_cast<double>(store_.TotalStreams()));
   out.push_back(std::move(total));
+  MetricFamily write_failed = Family("limitsd_store_write_failed",
+                                     "1 once a store write failed: updates are refused until a restart reloads.",
+                                     MetricType::Gauge);
+  AddGauge(write_failed, store_.health().ok() ? 0.0 : 1.0);
+  out.push_back(std::move(write_failed));
   return out;
 }
 

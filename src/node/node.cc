@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "kafka/kafka_conf.h"
 #include "limits/record_filter.h"
 #include "node/http_api.h"
 #include "node/ring_backends.h"
@@ -14,6 +15,11 @@ Windows WindowsOf(const config::WindowsConfig& w) {
                  .rate_s = secs(w.rate),
                  .bucket_s = secs(w.bucket),
                  .produce_interval_s = secs(w.produce_interval)};
+}
+
+Status CheckKafkaProperties(const config::KafkaConfig& kafka) {
+  RETURN_IF_ERROR(kafka::ClientProperties(kafka::Client::kConsumer, kafka.properties, kafka.consumer_properties).status());
+  return kafka::ClientProperties(kafka::Client::kProducer, kafka.properties, kafka.producer_properties).status();
 }
 
 Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock, NodeOptions options) {
@@ -67,17 +73,21 @@ Status Node::StartParts() {
   rates_ = std::make_unique<RateLimiter>();
   run_tag_ = MakeRunTag(c.node.instance_id);
 
+  ASSIGN_OR_RETURN(const kafka::Properties consumer_properties,
+                   kafka::ClientProperties(kafka::Client::kConsumer, c.kafka.properties, c.kafka.consumer_properties));
+  ASSIGN_OR_RETURN(const kafka::Properties producer_properties,
+                   kafka::ClientProperties(kafka::Client::kProducer, c.kafka.properties, c.kafka.producer_properties));
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
                                                                 .client_id = c.node.instance_id,
-                                                                .properties = c.kafka.properties}));
+                                                                .properties = consumer_properties}));
   ASSIGN_OR_RETURN(producer_, kafka::StreamProducer::Create({.brokers = brokers_,
                                                              .topic = c.kafka.topic,
                                                              .zone = c.node.zone,
                                                              .instance_id = c.node.instance_id,
                                                              .run_tag = run_tag_,
                                                              .num_partitions = c.kafka.num_partitions,
-                                                             .properties = c.kafka.properties},
+                                                             .properties = producer_properties},
                                                             clock_, *registry_));
   PartitionLifecycler::Options lo;
   lo.windows = windows;
@@ -93,7 +103,7 @@ Status Node::StartParts() {
   co.run_tag = run_tag_;
   co.num_partitions = c.kafka.num_partitions;
   co.static_membership = c.kafka.static_membership;
-  co.properties = c.kafka.properties;
+  co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));

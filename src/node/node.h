@@ -113,6 +113,10 @@ class Node {
   std::unique_ptr<http::HttpServer> http_;
 };
 
+// What LoadConfig cannot check: the librdkafka properties of every client (names, values, and
+// which client each belongs to). Node::Start fails the same way; main() exits 2 on it.
+Status CheckKafkaProperties(const config::KafkaConfig& kafka);
+
 // The store's windows, in its unit (seconds), from the configuration.
 Windows WindowsOf(const config::WindowsConfig& w);
 
