@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
   python3-grpcio python3-protobuf
+  openjdk-17-jre-headless maven  # the real Kafka broker of the realkafka tests (scripts/kafka-dev.sh)
 )
 
 missing=()
@@ -17,11 +18,13 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Apache Kafka's broker jars (Maven Central), cached outside the build tree; once per version.
+"$(dirname "$0")/kafka-dev.sh" fetch >/dev/null
