@@ -1,6 +1,7 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "kafka/topic_check.h"
 #include "node/http_api.h"
 
 namespace limits {
@@ -39,6 +40,12 @@ Status Node::StartParts() {
         .Kv("bootstrap", brokers_)
         .Kv("topic", c.kafka.topic)
         .Kv("partitions", c.kafka.num_partitions);
+  } else {
+    // Before anything is opened or joined: a compacted topic is refused (topic_check.h).
+    RETURN_IF_ERROR(kafka::CheckTopic({.brokers = brokers_,
+                                       .topic = c.kafka.topic,
+                                       .client_id = c.node.instance_id,
+                                       .properties = c.kafka.properties}));
   }
 
   const Windows windows = WindowsOf(c.windows);
