@@ -68,6 +68,7 @@ std::map<int32_t, int64_t> KafkaOffsetSource::ReadTimestamps(const std::map<int3
   std::vector<RdKafka::TopicPartition*> tps;
   for (const auto& [p, off] : offsets) tps.push_back(RdKafka::TopicPartition::create(options_.topic, p, off));
   std::map<int32_t, int64_t> found;
+  probes_.fetch_add(offsets.size(), std::memory_order_relaxed);
   if (consumer_->assign(tps) == RdKafka::ERR_NO_ERROR) {
     const auto deadline = std::chrono::steady_clock::now() + options_.read_timeout;
     while (found.size() < offsets.size() && std::chrono::steady_clock::now() < deadline) {

@@ -11,6 +11,7 @@
 
 #include <librdkafka/rdkafkacpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ class KafkaOffsetSource final : public OffsetSource {
 
   std::vector<PartitionOffsets> Lookup(std::span<const int32_t> partitions, int64_t window_start_ms) override;
 
+  // Single records read to find window starts (end - 1 checks and binary-search steps), one
+  // per partition per round; 0 while the broker's time index answers. Any thread.
+  uint64_t probes() const { return probes_.load(std::memory_order_relaxed); }
+
  private:
   explicit KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> consumer);
   // offsetsForTimes for each partition at `time`; errors recorded per partition.
@@ -47,6 +52,7 @@ class KafkaOffsetSource final : public OffsetSource {
   const Options options_;
   std::mutex mu_;  // one look-up at a time on the handle
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  std::atomic<uint64_t> probes_{0};
 };
 
 }  // namespace limits::kafka
