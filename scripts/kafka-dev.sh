@@ -12,10 +12,12 @@
 #   kafka-dev.sh stop [--dir D]        stops it cleanly (SIGTERM, then SIGKILL after 30 s) and
 #                                      removes its log dir.
 #   kafka-dev.sh bootstrap [--dir D]   prints the running broker's bootstrap address.
+#   kafka-dev.sh create-topic TOPIC PARTITIONS [--dir D] [--config K=V]...
+#                                      creates a topic on it (topics are not auto-created).
 #
 # D defaults to $LIMITSD_KAFKA_DIR or ${TMPDIR:-/tmp}/limitsd-kafka-dev. The jar cache is
 # $LIMITSD_KAFKA_CACHE, else /var/cache/limitsd/kafka when writable (root, CI), else
-# ${XDG_CACHE_HOME:-~/.cache}/limitsd/kafka; one subdirectory per Kafka version.
+# ${XDG_CACHE_HOME:-~/.cache}/limitsd/kafka; one subdirectory per Kafka version and pom.
 # Broker settings are for tests: group.initial.rebalance.delay.ms=0, 1 MiB segments and a
 # retention check every second (retention and DeleteRecords move the log start quickly),
 # session timeouts down to 500 ms, no topic auto-creation, WARN-level logs in D/server.log.
@@ -35,7 +37,8 @@ cache_root() {
     echo "${XDG_CACHE_HOME:-$HOME/.cache}/limitsd/kafka"
   fi
 }
-libs="$(cache_root)/$kafka_version/libs"
+# Keyed by the pom's content too: a changed jar list is a new cache entry, never a stale one.
+libs="$(cache_root)/$kafka_version-$(sha256sum "$pom" | cut -c1-12)/libs"
 
 fetch() {
   if [ -f "$libs/.complete" ]; then return; fi
@@ -47,7 +50,9 @@ fetch() {
   # leaves a half-filled cache behind.
   local tmp
   tmp="$(mktemp -d "$(dirname "$libs")/libs.XXXXXX")"
-  if ! mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >&2; then
+  # (-q still prints bare colour resets: strip escapes and empty lines, keep any error.)
+  if ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 |
+       sed 's/\x1b\[[0-9;]*m//g' | { grep -v '^[[:space:]]*$' || true; } >&2; then
     rm -rf "$tmp"
     die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (see above)"
   fi
@@ -197,15 +202,37 @@ stop() {
   rm -rf "$dir/data" "$dir/pid" "$dir/bootstrap"
 }
 
+create_topic() {
+  [ -n "$(running_pid)" ] && [ -f "$dir/bootstrap" ] || die "no broker running in $dir"
+  cat >"$dir/tools-log4j2.properties" <<EOF
+status = error
+appender.err.type = Console
+appender.err.name = err
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = %p %m%n
+rootLogger.level = error
+rootLogger.appenderRef.err.ref = err
+EOF
+  local args=(--bootstrap-server "$(cat "$dir/bootstrap")" --create --topic "$1" --partitions "$2" --replication-factor 1)
+  local c
+  for c in "${configs[@]}"; do args+=(--config "$c"); done
+  java -cp "$libs/*" -Dlog4j2.configurationFile="$dir/tools-log4j2.properties" org.apache.kafka.tools.TopicCommand "${args[@]}"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 dir="${LIMITSD_KAFKA_DIR:-${TMPDIR:-/tmp}/limitsd-kafka-dev}"
 owner_pid=""
+positional=()
+configs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
     --owner-pid) owner_pid="$2"; shift 2 ;;
-    *) die "unknown argument: $1" ;;
+    --config) configs+=("$2"); shift 2 ;;
+    --*) die "unknown argument: $1" ;;
+    *) positional+=("$1"); shift ;;
   esac
 done
 
@@ -216,5 +243,11 @@ case "$cmd" in
   bootstrap)
     [ -n "$(running_pid)" ] && [ -f "$dir/bootstrap" ] || die "no broker running in $dir"
     cat "$dir/bootstrap" ;;
-  *) echo "usage: kafka-dev.sh fetch | start [--dir D] [--owner-pid P] | stop [--dir D] | bootstrap [--dir D]" >&2; exit 2 ;;
+  create-topic)
+    [ ${#positional[@]} -eq 2 ] || die "usage: kafka-dev.sh create-topic TOPIC PARTITIONS [--dir D] [--config K=V]..."
+    create_topic "${positional[0]}" "${positional[1]}" ;;
+  *)
+    echo "usage: kafka-dev.sh fetch | start [--dir D] [--owner-pid P] | stop [--dir D] | bootstrap [--dir D]" \
+         "| create-topic TOPIC PARTITIONS [--dir D] [--config K=V]..." >&2
+    exit 2 ;;
 esac
