@@ -26,18 +26,33 @@ class GroupTest : public RealKafkaTest {
     }
     return AssignedPartitions(a) == pa && AssignedPartitions(b) == pb;
   }
+
+  // Starts A, waits until it is ready with every partition, starts B, and waits for the split.
+  // Both null when a step fails (the failure is recorded).
+  std::pair<std::unique_ptr<Node>, std::unique_ptr<Node>> StartSplit(
+      const std::function<void(config::Config&)>& tweak = nullptr) {
+    auto a = Start("a", "zone-a", tweak);
+    if (!a) return {};
+    if (!WaitFor([&] { return AllReady(*a, kPartitions); }, 60s)) {
+      ADD_FAILURE() << "A not ready with every partition";
+      return {};
+    }
+    auto b = Start("b", "zone-a", tweak);
+    if (!b) return {};
+    if (!WaitFor([&] { return Split(*a, *b); }, 60s)) {
+      ADD_FAILURE() << "A and B did not split the partitions";
+      return {};
+    }
+    return {std::move(a), std::move(b)};
+  }
 };
 
 TEST_F(GroupTest, TwoNodesSplitPartitionsAndHandOverOnStop) {
   const int64_t now = NowMs();
   for (uint64_t i = 0; i < 80; ++i) kafka().Produce(i % 2 ? "t1" : "t2", i, now - 1000);
   kafka().Flush();
-  auto a = Start("a");
-  ASSERT_TRUE(a);
-  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
-  auto b = Start("b");
-  ASSERT_TRUE(b);
-  ASSERT_TRUE(WaitFor([&] { return Split(*a, *b); }, 60s));
+  auto [a, b] = StartSplit();
+  ASSERT_TRUE(a && b);
   PartitionSet of_b;
   for (int32_t p : ReadyPartitions(*b)) of_b.Add(p);
   EXPECT_EQ(Streams(*b, "t1", of_b) + Streams(*b, "t2", of_b), 20u * of_b.Count());
@@ -72,12 +87,8 @@ TEST_F(GroupTest, ReassignmentInsideTheRetentionReplaysOnlyTheDelta) {
   const int64_t now = NowMs();
   for (uint64_t i = 0; i < 40; ++i) kafka().Produce("t", i, now);
   kafka().Flush();
-  auto a = Start("a");
-  ASSERT_TRUE(a);
-  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
-  auto b = Start("b");
-  ASSERT_TRUE(b);
-  ASSERT_TRUE(WaitFor([&] { return Split(*a, *b); }, 60s));
+  auto [a, b] = StartSplit();
+  ASSERT_TRUE(a && b);
   const std::set<int32_t> kept = AssignedPartitions(*a);
   EXPECT_EQ(a->store().Partitions().size(), size_t{kPartitions});  // revoked data kept
   for (uint64_t i = 40; i < 60; ++i) kafka().Produce("t", i, now);
@@ -98,12 +109,8 @@ TEST_F(GroupTest, ReassignmentAfterTheRetentionReplaysTheWindow) {
   for (uint64_t i = 0; i < 40; ++i) kafka().Produce("t", i, now);
   kafka().Flush();
   auto retention = [](config::Config& c) { c.windows.revoked_retention = 1s; };
-  auto a = Start("a", "zone-a", retention);
-  ASSERT_TRUE(a);
-  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
-  auto b = Start("b", "zone-a", retention);
-  ASSERT_TRUE(b);
-  ASSERT_TRUE(WaitFor([&] { return Split(*a, *b); }, 60s));
+  auto [a, b] = StartSplit(retention);
+  ASSERT_TRUE(a && b);
   std::set<int32_t> moved;
   for (int32_t p = 0; p < kPartitions; ++p) {
     if (!AssignedPartitions(*a).count(p)) moved.insert(p);

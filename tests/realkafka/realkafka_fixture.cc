@@ -52,31 +52,6 @@ int64_t NowMs() { return Clock::System().NowMillis(); }
 
 uint64_t HashIn(int32_t partition, uint64_t n) { return n * kPartitions + static_cast<uint64_t>(partition); }
 
-std::set<int32_t> ReadyPartitions(Node& node) {
-  std::set<int32_t> out;
-  for (const PartitionInfo& info : node.partitions().Snapshot()) {
-    if (info.state == PartitionState::kReady) out.insert(info.partition);
-  }
-  return out;
-}
-
-std::set<int32_t> AssignedPartitions(Node& node) {
-  std::set<int32_t> out;
-  for (const PartitionInfo& info : node.partitions().Snapshot()) out.insert(info.partition);
-  return out;
-}
-
-bool AllReady(Node& node, size_t partitions) {
-  const auto assigned = AssignedPartitions(node);
-  return assigned.size() == partitions && ReadyPartitions(node) == assigned;
-}
-
-std::map<int32_t, int64_t> Generations(Node& node) {
-  std::map<int32_t, int64_t> out;
-  for (const PartitionInfo& info : node.partitions().Snapshot()) out[info.partition] = info.generation;
-  return out;
-}
-
 std::map<int32_t, int64_t> CheckpointsOnDisk(const std::string& db) {
   std::map<int32_t, int64_t> out;
   const testing::RunResult r = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "partitions"});

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "node/node.h"
+#include "testing/node_partitions.h"
 #include "testing/real_kafka.h"
 #include "testing/temp_dir.h"
 #include "testing/test_kafka.h"
@@ -30,11 +31,10 @@ int64_t NowMs();
 // Streams hashed into `partition`: hash = n * partitions + partition.
 uint64_t HashIn(int32_t partition, uint64_t n);
 
-std::set<int32_t> ReadyPartitions(Node& node);
-std::set<int32_t> AssignedPartitions(Node& node);
-bool AllReady(Node& node, size_t partitions);
-// partition -> generation of each assigned partition (a re-assignment changes it).
-std::map<int32_t, int64_t> Generations(Node& node);
+using testing::AllReady;
+using testing::AssignedPartitions;
+using testing::Generations;
+using testing::ReadyPartitions;
 // partition -> next offset of the checkpoints persisted in the database at `db` (limitsctl,
 // which reads beside a running node; /partitions shows memory, which may be ahead).
 std::map<int32_t, int64_t> CheckpointsOnDisk(const std::string& db);

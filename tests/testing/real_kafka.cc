@@ -23,6 +23,15 @@ std::string LastLine(const std::string& s) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
+// Options for one admin request: the request and the broker-side operation both time out.
+rd_kafka_AdminOptions_t* AdminOptions(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
+  char err[512];
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, op);
+  rd_kafka_AdminOptions_set_request_timeout(opts, kAdminTimeoutMs, err, sizeof err);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, kAdminTimeoutMs, err, sizeof err);
+  return opts;
+}
+
 }  // namespace
 
 std::string UniqueTopic(const std::string& prefix) {
@@ -89,9 +98,7 @@ Status RealKafka::CreateTopic(const std::string& topic, int32_t partitions,
       return Status::InvalidArgument("topic config " + k);
     }
   }
-  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_request_timeout(opts, kAdminTimeoutMs, err, sizeof err);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, kAdminTimeoutMs, err, sizeof err);
+  rd_kafka_AdminOptions_t* opts = AdminOptions(admin_, RD_KAFKA_ADMIN_OP_CREATETOPICS);
   rd_kafka_queue_t* q = rd_kafka_queue_new(admin_);
   rd_kafka_CreateTopics(admin_, &nt, 1, opts, q);
   rd_kafka_event_t* ev = nullptr;
@@ -133,14 +140,11 @@ Status RealKafka::CreateTopic(const std::string& topic, int32_t partitions,
 }
 
 Status RealKafka::DeleteRecords(const std::string& topic, int32_t partition, int64_t before_offset) {
-  char err[512];
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset = before_offset;
   rd_kafka_DeleteRecords_t* del = rd_kafka_DeleteRecords_new(list);
   rd_kafka_topic_partition_list_destroy(list);
-  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DELETERECORDS);
-  rd_kafka_AdminOptions_set_request_timeout(opts, kAdminTimeoutMs, err, sizeof err);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, kAdminTimeoutMs, err, sizeof err);
+  rd_kafka_AdminOptions_t* opts = AdminOptions(admin_, RD_KAFKA_ADMIN_OP_DELETERECORDS);
   rd_kafka_queue_t* q = rd_kafka_queue_new(admin_);
   rd_kafka_DeleteRecords(admin_, &del, 1, opts, q);
   rd_kafka_event_t* ev = nullptr;
