@@ -30,6 +30,8 @@ inline constexpr Millis kDefaultRevokedRetention = 10min;
 inline constexpr Millis kDefaultProduceInterval = 1min;
 inline constexpr Millis kDefaultWaitAssign = 30s;
 inline constexpr Millis kDefaultLookupGiveUp = 2min;
+inline constexpr int64_t kDefaultMaxPoliciesPerTenant = 1000;
+inline constexpr int64_t kDefaultMaxTenantSeries = 1000;
 inline constexpr Millis kDefaultStoreFailureGrace = 1min;
 inline constexpr char kDefaultGrpcListen[] = "0.0.0.0:9095";
 inline constexpr char kDefaultHttpListen[] = "0.0.0.0:3100";
@@ -128,6 +130,15 @@ struct LimitsConfig {
   TenantLimits defaults;
   // Per-tenant overrides from this file; the overrides file's entries take precedence.
   std::map<std::string, TenantOverrides> tenants;
+  // Distinct ingestion policies one tenant may use on a node; streams of a new policy beyond
+  // it are rejected (reason 4) for that tenant only.
+  int64_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant;
+};
+
+struct MetricsConfig {
+  // Tenants with series of their own in the per-tenant metrics (those with the most
+  // streams); the rest are summed under tenant="other".
+  int64_t max_tenant_series = kDefaultMaxTenantSeries;
 };
 
 // Membership in Loki's ingest-limits ring (dskit), so Loki's limits frontend finds this node.
@@ -165,6 +176,7 @@ struct Config {
   ServerConfig server;
   LogConfig log;
   LimitsConfig limits;
+  MetricsConfig metrics;
   RingConfig ring;
 };
 

@@ -495,7 +495,12 @@ void ReadConfig(Reader& root, Config* c) {
   ReadLimits(defaults, &c->limits.defaults);
   Reader tenants = limits.Sub("tenants");
   ReadTenants(tenants, &c->limits.tenants);
+  limits.Integer("max_policies_per_tenant", 1, 65535, &c->limits.max_policies_per_tenant);
   limits.Finish();
+
+  Reader metrics = root.Sub("metrics");
+  metrics.Integer("max_tenant_series", 1, 1'000'000, &c->metrics.max_tenant_series);
+  metrics.Finish();
 
   Reader ring = root.Sub("ring");
   ring.String("store", &c->ring.store);

@@ -12,27 +12,24 @@ uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num
   return share == 0 ? 1 : share;
 }
 
-Admission::Admission(const TenantLimits& limits, InternTable& policies, uint32_t pool_partitions,
-                     uint32_t num_partitions) {
+Admission::Admission(const TenantLimits& limits, uint32_t pool_partitions, uint32_t num_partitions) {
   caps_.push_back(PoolShare(limits.max_global_streams_per_user, pool_partitions, num_partitions));
   for (const auto& [name, limit] : limits.policy_max_streams) {
-    std::optional<uint32_t> id = policies.Intern(name);
-    if (!id) continue;  // the table is full; such a policy cannot occur in any stream either
-    policy_buckets_.emplace_back(static_cast<PolicyId>(*id), caps_.size());
+    policy_buckets_.emplace_back(name, caps_.size());
     caps_.push_back(PoolShare(limit, pool_partitions, num_partitions));
   }
   used_.assign(caps_.size(), 0);
 }
 
-size_t Admission::BucketOf(PolicyId policy) const {
-  for (const auto& [p, bucket] : policy_buckets_) {
-    if (p == policy) return bucket;
+size_t Admission::BucketOf(std::string_view policy) const {
+  for (const auto& [name, bucket] : policy_buckets_) {
+    if (name == policy) return bucket;
   }
   return kDefaultBucket;
 }
 
 void Admission::CountPartition(TenantStreams& ts, int64_t cutoff_s) {
-  ts.ForEachPolicy(cutoff_s, [&](PolicyId policy, uint32_t active) { used_[BucketOf(policy)] += active; });
+  ts.ForEachPolicy(cutoff_s, [&](std::string_view policy, uint32_t active) { used_[BucketOf(policy)] += active; });
 }
 
 bool Admission::TryAdmit(size_t bucket) {

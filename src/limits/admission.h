@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "limits/intern_table.h"
 #include "limits/tenant_limits.h"
 #include "limits/tenant_streams.h"
 
@@ -37,9 +36,10 @@ class Admission {
  public:
   static constexpr size_t kDefaultBucket = 0;
 
-  Admission(const TenantLimits& limits, InternTable& policies, uint32_t pool_partitions, uint32_t num_partitions);
+  Admission(const TenantLimits& limits, uint32_t pool_partitions, uint32_t num_partitions);
 
-  size_t BucketOf(PolicyId policy) const;
+  // The bucket a stream of ingestion policy `policy` ("" = none) counts in.
+  size_t BucketOf(std::string_view policy) const;
   bool Limited(size_t bucket) const { return caps_[bucket] != kUnlimited; }
   uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
 
@@ -52,7 +52,7 @@ class Admission {
   bool TryAdmit(size_t bucket);
 
  private:
-  std::vector<std::pair<PolicyId, size_t>> policy_buckets_;  // policies with their own limit
+  std::vector<std::pair<std::string, size_t>> policy_buckets_;  // policies with their own limit
   std::vector<uint64_t> caps_;
   std::vector<uint64_t> used_;
   bool counted_ = false;

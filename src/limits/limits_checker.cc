@@ -19,13 +19,9 @@ LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, Li
       options_(options),
       rejected_family_(prometheus::BuildCounter()
                            .Name("limitsd_streams_rejected_total")
-                           .Help("Streams ExceedsLimits returned, by reason (failed, max_streams, rate_limited).")
-                           .Register(registry)),
-      ingested_bytes_(prometheus::BuildCounter()
-                          .Name("loki_ingest_limits_tenant_ingested_bytes_total")
-                          .Help("Total number of bytes ingested per tenant within the active window. This is not a "
-                                "global total, as tenants can be sharded over multiple pods.")
-                          .Register(registry)) {
+                           .Help("Streams ExceedsLimits returned, by reason (failed, max_streams, rate_limited, "
+                                 "too_many_policies).")
+                           .Register(registry)) {
   auto& discarded = prometheus::BuildCounter()
                         .Name("loki_ingest_limits_streams_discarded_total")
                         .Help("Total number of times streams were discarded.")
@@ -36,6 +32,7 @@ LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, Li
   rejected_[kReasonFailed] = &rejected_family_.Add({{"reason", "failed"}});
   rejected_[kReasonMaxStreams] = &rejected_family_.Add({{"reason", "max_streams"}});
   rejected_[kReasonRateLimited] = &rejected_family_.Add({{"reason", "rate_limited"}});
+  rejected_[kReasonTooManyPolicies] = &rejected_family_.Add({{"reason", "too_many_policies"}});
 }
 
 Status LimitsChecker::Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const {
@@ -96,7 +93,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
     return st.code() == StatusCode::kFailedPrecondition ? Status::Unavailable(st.message()) : st;
   }
   double accepted_bytes = 0, refund = 0;
-  size_t max_streams = 0;
+  size_t max_streams = 0, too_many_policies = 0;
   for (size_t i = 0; i < served.size(); ++i) {
     switch (result.verdicts[i]) {
       case Verdict::kAccepted:
@@ -111,10 +108,16 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
         rejected->push_back({served[i].stream_hash, kReasonFailed});
         refund += static_cast<double>(served[i].bytes);
         break;
+      case Verdict::kTooManyPolicies:
+        rejected->push_back({served[i].stream_hash, kReasonTooManyPolicies});
+        refund += static_cast<double>(served[i].bytes);
+        ++too_many_policies;
+        break;
     }
   }
   if (refund > 0) rates_.Refund(tenant, refund, burst);
   rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
+  rejected_[kReasonTooManyPolicies]->Increment(static_cast<double>(too_many_policies));
   ingested_bytes_.Add(tenant, accepted_bytes);
   const std::string tenant_name(tenant);
   for (uint32_t i : result.to_produce) {

@@ -52,6 +52,9 @@ class LimitsChecker {
   // Ready partitions -> assignment time (unix ns).
   std::map<int32_t, int64_t> AssignedPartitions() const { return partitions_.ReadyAssignedAtNanos(); }
 
+  // loki_ingest_limits_tenant_ingested_bytes_total{tenant}, exposed by the node's collector.
+  TenantCounters& ingested_bytes() { return ingested_bytes_; }
+
  private:
   Status Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const;
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "limits/tenant_directory.h"
 #include "limits/tenant_streams.h"
 #include "limits/windows.h"
 
@@ -20,20 +21,48 @@ namespace limits {
 
 class PartitionUsage {
  public:
-  PartitionUsage(int32_t id, const Windows& windows) : id_(id), windows_(windows) {}
+  // `directory` must outlive it.
+  PartitionUsage(int32_t id, const Windows& windows, TenantDirectory& directory)
+      : id_(id), windows_(windows), directory_(directory) {}
+  ~PartitionUsage() { Clear(); }
 
   int32_t id() const { return id_; }
   std::mutex& mu() { return mu_; }
 
   // --- REQUIRES: mu() held -------------------------------------------------------------
-  TenantStreams* Find(TenantId tenant) {
-    auto it = tenants_.find(tenant);
-    return it == tenants_.end() ? nullptr : it->second.get();
+  // The tenant's streams here, if any (*id set when found).
+  TenantStreams* Find(std::string_view name, TenantId* id = nullptr) {
+    std::optional<TenantId> found = directory_.Find(name);
+    if (!found) return nullptr;
+    auto it = tenants_.find(*found);
+    // The id may have been released and reused since the look-up: check the name.
+    if (it == tenants_.end() || it->second->tenant() != name) return nullptr;
+    if (id) *id = *found;
+    return it->second.get();
   }
-  TenantStreams& GetOrCreate(TenantId tenant, std::string_view name) {
-    auto& slot = tenants_[tenant];
-    if (!slot) slot = std::make_unique<TenantStreams>(std::string(name), windows_);
-    return *slot;
+  // The tenant's streams here, created empty when new (taking a reference on the tenant's
+  // id, released when they are erased); nullptr when the directory is full. *id is set.
+  TenantStreams* FindOrCreate(std::string_view name, TenantId* id = nullptr) {
+    if (TenantStreams* ts = Find(name, id)) return ts;
+    std::optional<TenantId> acquired = directory_.Acquire(name);
+    if (!acquired) return nullptr;
+    if (id) *id = *acquired;
+    auto& slot = tenants_[*acquired];
+    if (slot) {  // created under the same id meanwhile: one reference is enough
+      directory_.Release(*acquired);
+      return slot.get();
+    }
+    slot = std::make_unique<TenantStreams>(std::string(name), windows_, directory_.Policies(*acquired));
+    return slot.get();
+  }
+  // Erases the tenant's streams if there are none left (e.g. every new stream was rejected).
+  void EraseIfEmpty(TenantId id) {
+    auto it = tenants_.find(id);
+    if (it == tenants_.end() || it->second->size() > 0 || it->second->HasPendingWrites() ||
+        it->second->queued_for_flush) {
+      return;
+    }
+    Erase(it);
   }
   template <typename Fn>  // fn(TenantId, TenantStreams&)
   void ForEachTenant(Fn fn) {
@@ -64,7 +93,7 @@ class PartitionUsage {
       ts.queued_for_flush = false;
       ts.DrainWrites([&](uint64_t hash, const StreamEntry& e) { put(ts, hash, e); },
                      [&](uint64_t hash) { del(ts, hash); });
-      if (ts.size() == 0) tenants_.erase(it);
+      if (ts.size() == 0) Erase(it);
     }
     dirty_tenants_.clear();
     if (checkpoint_dirty_) checkpoint();
@@ -74,7 +103,7 @@ class PartitionUsage {
 
   // Forgets everything (the partition's data is being dropped).
   void Clear() {
-    tenants_.clear();
+    while (!tenants_.empty()) Erase(tenants_.begin());
     dirty_tenants_.clear();
     checkpoint_dirty_ = false;
     next_offset = 0;
@@ -98,10 +127,18 @@ class PartitionUsage {
   bool pending() const { return pending_.load(std::memory_order_acquire); }
 
  private:
+  using Tenants = absl::flat_hash_map<TenantId, std::unique_ptr<TenantStreams>>;
+  void Erase(Tenants::iterator it) {
+    const TenantId id = it->first;
+    tenants_.erase(it);  // releases the policies' ids first
+    directory_.Release(id);
+  }
+
   const int32_t id_;
   const Windows windows_;
+  TenantDirectory& directory_;
   std::mutex mu_;
-  absl::flat_hash_map<TenantId, std::unique_ptr<TenantStreams>> tenants_;
+  Tenants tenants_;
   std::vector<TenantId> dirty_tenants_;
   bool checkpoint_dirty_ = false;
   std::atomic<bool> pending_{false};

@@ -4,6 +4,7 @@
 #include <absl/strings/string_view.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace limits {
 
@@ -24,9 +25,28 @@ bool RateLimiter::TryTake(std::string_view tenant, double bytes, double rate, do
   }
   b.tokens = std::min(b.tokens, burst);  // the burst may have been lowered by a reload
   b.updated_ms = std::max(b.updated_ms, now_ms);
-  if (bytes > b.tokens) return false;
-  b.tokens -= bytes;
-  return true;
+  const bool taken = bytes <= b.tokens;
+  if (taken) b.tokens -= bytes;
+  b.full_at_ms = b.updated_ms + static_cast<int64_t>(std::ceil((burst - b.tokens) * 1000.0 / rate));
+  return taken;
+}
+
+size_t RateLimiter::ForgetFull(int64_t now_ms) {
+  size_t forgotten = 0;
+  for (Stripe& s : stripes_) {
+    std::lock_guard lock(s.mu);
+    forgotten += absl::erase_if(s.buckets, [&](const auto& e) { return e.second.full_at_ms <= now_ms; });
+  }
+  return forgotten;
+}
+
+size_t RateLimiter::size() {
+  size_t n = 0;
+  for (Stripe& s : stripes_) {
+    std::lock_guard lock(s.mu);
+    n += s.buckets.size();
+  }
+  return n;
 }
 
 void RateLimiter::Refund(std::string_view tenant, double bytes, double burst) {

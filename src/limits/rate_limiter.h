@@ -20,11 +20,16 @@ class RateLimiter {
   bool TryTake(std::string_view tenant, double bytes, double rate, double burst, int64_t now_ms);
   // Returns bytes taken for a request that was then not ingested (up to the burst).
   void Refund(std::string_view tenant, double bytes, double burst);
+  // Forgets the buckets that are full again by `now_ms` (a bucket starts full: forgetting
+  // one changes nothing); returns how many.
+  size_t ForgetFull(int64_t now_ms);
+  size_t size();
 
  private:
   struct Bucket {
     double tokens = 0;
     int64_t updated_ms = 0;
+    int64_t full_at_ms = 0;  // when refilling makes it full, at the rate last used
   };
   static constexpr size_t kStripes = 64;
   struct alignas(64) Stripe {

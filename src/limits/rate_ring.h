@@ -11,6 +11,10 @@
 
 namespace limits {
 
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
 struct RateSum {
   uint64_t bytes = 0;
   uint32_t populated = 0;  // buckets inside the window with bytes > 0
@@ -39,8 +43,9 @@ class RateRing {
       return;  // older than anything the ring holds
     }
     T& b = slot[1 + Index(start, n, bucket_s)];
-    const uint64_t sum = uint64_t{b} + bytes;
-    b = static_cast<T>(std::min<uint64_t>(sum, std::numeric_limits<T>::max()));
+    // Saturating: a record's totalSize may be anything up to 2^64 - 1.
+    const uint64_t room = std::numeric_limits<T>::max() - uint64_t{b};
+    b = static_cast<T>(uint64_t{b} + std::min<uint64_t>(bytes, room));
   }
 
   // Bytes in the buckets that start after now_s - rate_s (at most n of them).
@@ -54,7 +59,7 @@ class RateRing {
       if (start <= cutoff) break;
       if (start > now_s) continue;
       const uint64_t b = slot[1 + Index(static_cast<uint64_t>(start), n, bucket_s)];
-      sum.bytes += b;
+      sum.bytes = SaturatingAdd(sum.bytes, b);
       sum.populated += b > 0 ? 1 : 0;
     }
     return sum;

@@ -1,46 +1,67 @@
-// TenantCounters: one Prometheus counter per tenant, found without taking the family's
-// mutex on every request (prometheus-cpp's Family::Add locks): a striped cache of the
-// counter pointers, which the family keeps alive for the registry's lifetime.
+// TenantCounters: a per-tenant running total (bytes ingested, streams evicted), striped by
+// tenant so requests never share a lock. Exposed at scrape by the node's collector, which
+// caps the series per tenant and forgets tenants the node no longer holds streams of.
+// Thread-safe.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
-#include <absl/strings/string_view.h>
 #include <absl/hash/hash.h>
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
+#include <absl/strings/string_view.h>
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace limits {
 
 class TenantCounters {
  public:
-  explicit TenantCounters(prometheus::Family<prometheus::Counter>& family) : family_(family) {}
-
   void Add(std::string_view tenant, double value) {
     if (value <= 0) return;
-    Get(tenant).Increment(value);
+    Stripe& s = StripeOf(tenant);
+    std::lock_guard lock(s.mu);
+    auto it = s.totals.find(absl::string_view(tenant.data(), tenant.size()));
+    if (it == s.totals.end()) it = s.totals.emplace(std::string(tenant), 0.0).first;
+    it->second += value;
   }
 
-  prometheus::Counter& Get(std::string_view tenant) {
-    Stripe& s = stripes_[absl::Hash<std::string_view>{}(tenant) % kStripes];
+  double Value(std::string_view tenant) const {
+    const Stripe& s = StripeOf(tenant);
     std::lock_guard lock(s.mu);
-    auto it = s.counters.find(absl::string_view(tenant.data(), tenant.size()));
-    if (it == s.counters.end()) {
-      it = s.counters.emplace(std::string(tenant), &family_.Add({{"tenant", std::string(tenant)}})).first;
+    auto it = s.totals.find(absl::string_view(tenant.data(), tenant.size()));
+    return it == s.totals.end() ? 0 : it->second;
+  }
+
+  std::vector<std::pair<std::string, double>> Snapshot() const {
+    std::vector<std::pair<std::string, double>> out;
+    for (const Stripe& s : stripes_) {
+      std::lock_guard lock(s.mu);
+      for (const auto& [tenant, v] : s.totals) out.emplace_back(tenant, v);
     }
-    return *it->second;
+    return out;
+  }
+
+  // Forgets every tenant `keep` says no to (their series end).
+  void Retain(const std::function<bool(const std::string&)>& keep) {
+    for (Stripe& s : stripes_) {
+      std::lock_guard lock(s.mu);
+      absl::erase_if(s.totals, [&](const auto& e) { return !keep(e.first); });
+    }
   }
 
  private:
   static constexpr size_t kStripes = 32;
   struct alignas(64) Stripe {
-    std::mutex mu;
-    absl::flat_hash_map<std::string, prometheus::Counter*> counters;  // GUARDED_BY(mu)
+    mutable std::mutex mu;
+    absl::flat_hash_map<std::string, double> totals;  // GUARDED_BY(mu)
   };
-  prometheus::Family<prometheus::Counter>& family_;
+  Stripe& StripeOf(std::string_view tenant) { return stripes_[absl::Hash<std::string_view>{}(tenant) % kStripes]; }
+  const Stripe& StripeOf(std::string_view tenant) const {
+    return stripes_[absl::Hash<std::string_view>{}(tenant) % kStripes];
+  }
   Stripe stripes_[kStripes];
 };
 

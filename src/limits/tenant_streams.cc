@@ -2,13 +2,48 @@
 
 #include <algorithm>
 
+#include "common/status.h"
+
 namespace limits {
 
-TenantStreams::TenantStreams(std::string tenant, const Windows& windows)
+TenantStreams::TenantStreams(std::string tenant, const Windows& windows, NameTable& policies)
     : tenant_(std::move(tenant)),
       windows_(windows),
       n_(windows.num_buckets()),
+      policies_(policies),
       tenant_rate_(RateRing<uint64_t>::Words(windows.num_buckets()), 0) {}
+
+TenantStreams::~TenantStreams() {
+  for (const Group& g : groups_) policies_.Release(g.id);
+}
+
+std::optional<PolicyId> TenantStreams::Policy(std::string_view name) {
+  for (const Group& g : groups_) {
+    if (g.name == name) return g.id;
+  }
+  std::optional<uint32_t> id = policies_.Acquire(name);
+  if (!id) return std::nullopt;
+  groups_.push_back(Group{.id = static_cast<PolicyId>(*id), .name = std::string(name), .streams = 0, .counter = {}});
+  return groups_.back().id;
+}
+
+std::string_view TenantStreams::PolicyName(PolicyId id) const {
+  for (const Group& g : groups_) {
+    if (g.id == id) return g.name;
+  }
+  return {};
+}
+
+void TenantStreams::ReleaseEmptyGroups() {
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (it->streams > 0) {
+      ++it;
+      continue;
+    }
+    policies_.Release(it->id);
+    it = groups_.erase(it);
+  }
+}
 
 StreamEntry* TenantStreams::Find(uint64_t hash) {
   auto it = streams_.find(hash);
@@ -20,17 +55,18 @@ const StreamEntry* TenantStreams::Find(uint64_t hash) const {
   return it == streams_.end() ? nullptr : &it->second;
 }
 
-ActiveCounter& TenantStreams::Group(PolicyId policy) {
-  for (auto& [p, counter] : groups_) {
-    if (p == policy) return counter;
+TenantStreams::Group& TenantStreams::GroupOf(PolicyId policy) {
+  for (Group& g : groups_) {
+    if (g.id == policy) return g;
   }
-  groups_.emplace_back(policy, ActiveCounter());
-  return groups_.back().second;
+  // Ids come from Policy(), whose group lives while a stream uses it.
+  LIMITS_CHECK(false, "no group for policy id " + std::to_string(policy) + " of tenant " + tenant_);
+  return groups_.front();
 }
 
-uint32_t TenantStreams::ActiveOf(PolicyId policy, int64_t cutoff_s) {
-  for (auto& [p, counter] : groups_) {
-    if (p == policy) return counter.Active(cutoff_s);
+uint32_t TenantStreams::ActiveOf(std::string_view policy, int64_t cutoff_s) {
+  for (Group& g : groups_) {
+    if (g.name == policy) return g.counter.Active(cutoff_s);
   }
   return 0;
 }
@@ -55,16 +91,22 @@ StreamEntry& TenantStreams::Observe(uint64_t hash, PolicyId policy, uint32_t see
     e.last_seen_s = seen_s;
     e.policy = policy;
     e.rate_slot = AllocRateSlot();
-    Group(policy).Add(seen_s);
+    Group& g = GroupOf(policy);
+    g.counter.Add(seen_s);
+    ++g.streams;
   } else if (seen_s >= e.last_seen_s) {
     // The newest observation decides the policy. An expired stream's old second is below
     // its counter's horizon, so Remove() is a no-op and Add() counts it afresh.
     if (policy != e.policy) {
-      Group(e.policy).Remove(e.last_seen_s);
-      Group(policy).Add(seen_s);
+      Group& old = GroupOf(e.policy);
+      old.counter.Remove(e.last_seen_s);
+      --old.streams;
+      Group& now = GroupOf(policy);
+      now.counter.Add(seen_s);
+      ++now.streams;
       e.policy = policy;
     } else {
-      Group(policy).Move(e.last_seen_s, seen_s);
+      GroupOf(policy).counter.Move(e.last_seen_s, seen_s);
     }
     e.last_seen_s = seen_s;
   }
@@ -80,12 +122,19 @@ void TenantStreams::Restore(uint64_t hash, PolicyId policy, uint32_t last_seen_s
                             uint32_t newest_bucket_s, const uint64_t* rate_newest_first, size_t rate_count) {
   auto [it, created] = streams_.try_emplace(hash);
   StreamEntry& e = it->second;
-  if (!created) Group(e.policy).Remove(e.last_seen_s);  // a duplicate row cannot happen; stay exact anyway
-  else e.rate_slot = AllocRateSlot();
+  if (!created) {  // a duplicate row cannot happen; stay exact anyway
+    Group& old = GroupOf(e.policy);
+    old.counter.Remove(e.last_seen_s);
+    --old.streams;
+  } else {
+    e.rate_slot = AllocRateSlot();
+  }
   e.last_seen_s = last_seen_s;
   e.last_produced_s = last_produced_s;
   e.policy = policy;
-  Group(policy).Add(last_seen_s);
+  Group& g = GroupOf(policy);
+  g.counter.Add(last_seen_s);
+  ++g.streams;
   uint32_t* slot = RateSlot(e.rate_slot);
   RateRing<uint32_t>::Load(slot, n_, windows_.bucket_s, newest_bucket_s, rate_newest_first, rate_count);
   // The tenant total is rebuilt from the streams' rings.
@@ -109,20 +158,22 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
       ++it;
       continue;
     }
-    Group(e.policy).Remove(e.last_seen_s);
+    Group& g = GroupOf(e.policy);
+    g.counter.Remove(e.last_seen_s);
+    --g.streams;
     free_rate_slots_.push_back(e.rate_slot);
     deleted_.push_back(it->first);
     streams_.erase(it++);
     ++evicted;
   }
   // Keep the counters consistent with the streams that remain.
-  for (auto& [policy, counter] : groups_) counter.Active(cutoff_s);
+  for (Group& g : groups_) g.counter.Active(cutoff_s);
+  ReleaseEmptyGroups();
   if (streams_.empty()) {
     rate_slab_.clear();
     rate_slab_.shrink_to_fit();
     free_rate_slots_.clear();
     free_rate_slots_.shrink_to_fit();
-    groups_.clear();
   }
   return evicted;
 }

@@ -1,18 +1,23 @@
 // TenantStreams: one tenant's streams in one partition — the unit of counting, eviction and
-// flushing. Holds each stream's compact state, an ActiveCounter per ingestion policy, the
-// streams' rate rings (one slab, no per-stream allocation), the tenant's rate total, and
-// the streams changed since the last flush.
+// flushing. Holds each stream's compact state, a group per ingestion policy present (its
+// ActiveCounter and stream count; the policy's id comes from the tenant's NameTable, shared
+// by its partitions, and is released when the group empties), the streams' rate rings (one
+// slab, no per-stream allocation), the tenant's rate total, and the streams changed since
+// the last flush.
 // Not thread-safe: the owning PartitionUsage's mutex guards it.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "limits/active_counter.h"
+#include "limits/name_table.h"
 #include "limits/rate_ring.h"
 #include "limits/windows.h"
 
@@ -34,17 +39,28 @@ static_assert(sizeof(StreamEntry) == 16);
 
 class TenantStreams {
  public:
-  TenantStreams(std::string tenant, const Windows& windows);
+  // `policies` (the tenant's policy ids) must outlive it.
+  TenantStreams(std::string tenant, const Windows& windows, NameTable& policies);
+  ~TenantStreams();
+  TenantStreams(const TenantStreams&) = delete;
+  TenantStreams& operator=(const TenantStreams&) = delete;
 
   const std::string& tenant() const { return tenant_; }
   size_t size() const { return streams_.size(); }
 
+  // The id of ingestion policy `name` ("" = none) for Observe/Restore, taking a new one from
+  // the tenant's table when the policy is new here; nullopt when the tenant already uses as
+  // many policies as its table holds. An id no stream ends up using is released at the next
+  // DrainWrites or EvictBefore.
+  std::optional<PolicyId> Policy(std::string_view name);
+  std::string_view PolicyName(PolicyId id) const;
+
   StreamEntry* Find(uint64_t hash);
   const StreamEntry* Find(uint64_t hash) const;
 
-  // The stream was seen at `seen_s` under `policy` with `bytes` more. Creates it when
-  // unknown (or revives it when expired), keeps the newest last-seen time, and marks it
-  // for the next flush. `seen_s` must be inside the active window.
+  // The stream was seen at `seen_s` under `policy` (from Policy()) with `bytes` more. Creates
+  // it when unknown (or revives it when expired), keeps the newest last-seen time, and marks
+  // it for the next flush. `seen_s` must be inside the active window.
   StreamEntry& Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes);
 
   // Restores a stream from its row on disk; not marked for flushing.
@@ -54,11 +70,13 @@ class TenantStreams {
   void SetLastProduced(StreamEntry& e, uint64_t hash, uint32_t now_s);
 
   // Active streams of one policy / of each policy present, at `cutoff_s`.
-  uint32_t ActiveOf(PolicyId policy, int64_t cutoff_s);
-  template <typename Fn>  // fn(PolicyId, uint32_t active)
+  uint32_t ActiveOf(std::string_view policy, int64_t cutoff_s);
+  template <typename Fn>  // fn(std::string_view policy, uint32_t active)
   void ForEachPolicy(int64_t cutoff_s, Fn fn) {
-    for (auto& [policy, counter] : groups_) fn(policy, counter.Active(cutoff_s));
+    for (Group& g : groups_) fn(std::string_view(g.name), g.counter.Active(cutoff_s));
   }
+  // Policies this tenant uses here (groups held).
+  size_t num_policies() const { return groups_.size(); }
   // Streams per policy regardless of the window (including expired, not yet evicted).
   template <typename Fn>  // fn(hash, const StreamEntry&)
   void ForEachStream(Fn fn) const {
@@ -87,13 +105,21 @@ class TenantStreams {
     }
     deleted_.clear();
     dirty_.clear();
+    ReleaseEmptyGroups();
   }
 
   // Whether the partition's dirty list already holds this tenant.
   bool queued_for_flush = false;
 
  private:
-  ActiveCounter& Group(PolicyId policy);
+  struct Group {
+    PolicyId id = 0;
+    std::string name;
+    uint32_t streams = 0;  // streams of this policy held (expired ones included)
+    ActiveCounter counter;
+  };
+  Group& GroupOf(PolicyId policy);
+  void ReleaseEmptyGroups();
   uint32_t AllocRateSlot();
   uint32_t* RateSlot(uint32_t slot) { return rate_slab_.data() + size_t{slot} * RateRing<uint32_t>::Words(n_); }
   const uint32_t* RateSlot(uint32_t slot) const {
@@ -108,8 +134,9 @@ class TenantStreams {
   const std::string tenant_;
   const Windows windows_;
   const uint32_t n_;  // rate buckets
+  NameTable& policies_;
   absl::flat_hash_map<uint64_t, StreamEntry> streams_;
-  std::vector<std::pair<PolicyId, ActiveCounter>> groups_;  // a tenant uses few policies
+  std::vector<Group> groups_;  // a tenant uses few policies
   std::vector<uint32_t> rate_slab_;
   std::vector<uint32_t> free_rate_slots_;
   std::vector<uint64_t> tenant_rate_;  // RateRing<uint64_t> of the whole tenant

@@ -1,6 +1,7 @@
 #include "limits/usage_store.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/hash/hash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,7 +16,6 @@ namespace limits {
 namespace {
 
 constexpr uint32_t kMaxTenants = 1u << 24;
-constexpr uint32_t kMaxPolicies = 65535;
 
 bool ValidTenant(std::string_view tenant) { return !tenant.empty() && tenant.size() <= storage::kMaxTenantLength; }
 
@@ -28,6 +28,9 @@ Status CheckOptions(const UsageStoreOptions& o) {
     return Status::InvalidArgument("windows must be positive");
   }
   if (w.rate_s % w.bucket_s != 0) return Status::InvalidArgument("rate window must be a multiple of the bucket size");
+  if (o.max_policies_per_tenant == 0 || o.max_policies_per_tenant > kMaxPoliciesPerTenant) {
+    return Status::InvalidArgument("max_policies_per_tenant must be in 1.." + std::to_string(kMaxPoliciesPerTenant));
+  }
   if (o.clock == nullptr) return Status::InvalidArgument("no clock");
   return Status::OK();
 }
@@ -35,12 +38,11 @@ Status CheckOptions(const UsageStoreOptions& o) {
 }  // namespace
 
 UsageStore::UsageStore(storage::Db& db, const UsageStoreOptions& options)
-    : db_(db), options_(options), tenants_(kMaxTenants), policies_(kMaxPolicies) {
+    : db_(db), options_(options), directory_(kMaxTenants, options.max_policies_per_tenant) {
   partitions_.reserve(static_cast<size_t>(options.num_partitions));
   for (int32_t p = 0; p < options.num_partitions; ++p) {
-    partitions_.push_back(std::make_unique<PartitionUsage>(p, options.windows));
+    partitions_.push_back(std::make_unique<PartitionUsage>(p, options.windows, directory_));
   }
-  policies_.Intern("");  // PolicyId 0: no policy
   if (options.read_only) failed_ = Status::FailedPrecondition("the usage store was opened read-only");
 }
 
@@ -141,16 +143,26 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
       expired.emplace_back(key);
       return true;
     }
-    std::optional<uint32_t> tid = tenants_.Intern(tenant);
-    std::optional<uint32_t> pid = policies_.Intern(row.policy);
-    if (!tid || !pid) {
+    TenantStreams* ts = pu.FindOrCreate(tenant);
+    if (ts == nullptr) {
       ++corrupt;
       return true;
     }
+    std::optional<PolicyId> pid = ts->Policy(row.policy);
+    if (!pid) {
+      // More policies than the tenant may have (the cap was lowered): count the stream, under
+      // no policy, rather than lose it.
+      ++stats->policy_overflow_rows;
+      pid = ts->Policy("");
+      if (!pid) {
+        ++corrupt;
+        return true;
+      }
+    }
     // Rates kept in another bucket size cannot be mapped onto ours; they expire in minutes.
     const size_t rate_count = row.bucket_s == bucket_s ? row.rate_bytes.size() : 0;
-    pu.GetOrCreate(*tid, tenant).Restore(hash, static_cast<PolicyId>(*pid), row.last_seen_s, row.last_produced_s,
-                                         row.newest_bucket_s, row.rate_bytes.data(), rate_count);
+    ts->Restore(hash, *pid, row.last_seen_s, row.last_produced_s, row.newest_bucket_s, row.rate_bytes.data(),
+                rate_count);
     ++stats->streams;
     return true;
   });
@@ -247,22 +259,27 @@ Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> recor
       continue;
     }
     if (ts == nullptr || r.tenant != last_tenant) {
-      std::optional<uint32_t> id = tenants_.Intern(r.tenant);
-      if (!id) {
+      ts = pu.FindOrCreate(r.tenant, &tid);
+      if (ts == nullptr) {
         ++stats->invalid;
         continue;
       }
-      tid = *id;
-      ts = &pu.GetOrCreate(tid, r.tenant);
       last_tenant = r.tenant;
+      have_policy = false;  // policy ids are the tenant's own
     }
     if (!have_policy || r.policy != last_policy) {
-      std::optional<uint32_t> id = policies_.Intern(r.policy);
+      std::optional<PolicyId> id = ts->Policy(r.policy);
       if (!id) {
-        ++stats->invalid;
-        continue;
+        // The tenant uses as many policies as it may: count the stream under no policy
+        // rather than not at all (synchronous requests reject such a stream instead).
+        ++stats->policy_overflow;
+        id = ts->Policy("");
+        if (!id) {
+          ++stats->invalid;
+          continue;
+        }
       }
-      pid = static_cast<PolicyId>(*id);
+      pid = *id;
       last_policy = r.policy;
       have_policy = true;
     }
@@ -311,13 +328,6 @@ Status UsageStore::WritePending() {
   std::string key, value;
   const uint32_t n = options_.windows.num_buckets();
   std::vector<uint64_t> rate(n);
-  std::vector<std::string_view> policy_names;  // PolicyId -> name, filled on demand
-  auto policy_name = [&](PolicyId id) {
-    if (id >= policy_names.size()) {
-      for (size_t i = policy_names.size(); i <= id; ++i) policy_names.push_back(policies_.Name(static_cast<uint32_t>(i)));
-    }
-    return policy_names[id];
-  };
   for (auto& pu : partitions_) {
     if (!pu->pending()) continue;
     std::lock_guard lock(pu->mu());
@@ -328,7 +338,7 @@ Status UsageStore::WritePending() {
           storage::AppendStreamKey(&key, ts.tenant(), hash);
           value.clear();
           const uint32_t newest = ts.RateNewestFirst(e, rate.data());
-          storage::EncodeStreamRow(&value, policy_name(e.policy), e.last_seen_s, e.last_produced_s,
+          storage::EncodeStreamRow(&value, ts.PolicyName(e.policy), e.last_seen_s, e.last_produced_s,
                                    options_.windows.bucket_s, newest, rate);
           batch.PutRow(p, key, value);
         },
@@ -353,7 +363,23 @@ Status UsageStore::Exclusive(const std::function<Status()>& fn) {
 
 // --- serving -----------------------------------------------------------------------------
 
-void UsageStore::CountPool(Admission& admission, TenantId tenant, const PartitionSet& serving, int64_t cutoff_s) {
+void UsageStore::NotePolicyOverflow(std::string_view tenant) {
+  policy_rejections_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t now = options_.clock->NowMillis();
+  std::lock_guard lock(overflow_log_mu_);
+  if (overflow_logged_ms_.size() > 1000) {
+    absl::erase_if(overflow_logged_ms_, [&](const auto& e) { return now - e.second >= 60'000; });
+  }
+  auto [it, fresh] = overflow_logged_ms_.try_emplace(std::string(tenant), now);
+  if (!fresh && now - it->second < 60'000) return;
+  it->second = now;
+  log::Warn("store", "rejecting streams of a new ingestion policy: the tenant uses as many policies as it may")
+      .Kv("tenant", tenant)
+      .Kv("max_policies_per_tenant", options_.max_policies_per_tenant);
+}
+
+void UsageStore::CountPool(Admission& admission, std::string_view tenant, const PartitionSet& serving,
+                           int64_t cutoff_s) {
   for (int32_t p : serving.ToVector()) {
     PartitionUsage* pu = Partition(p);
     if (pu == nullptr) continue;
@@ -376,9 +402,6 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     }
   }
   RETURN_IF_ERROR(CheckHealthy());
-  std::optional<uint32_t> tenant_id = tenants_.Intern(tenant);
-  if (!tenant_id) return Status::Unavailable("too many tenants");
-  const TenantId tid = *tenant_id;
   const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
   const uint32_t produce_interval = options_.windows.produce_interval_s;
@@ -391,8 +414,8 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   }
   std::sort(order.begin(), order.end());
 
-  Admission admission(limits, policies_, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
-  std::lock_guard admission_lock(admission_mu_[tid % kAdmissionStripes]);
+  Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
+  std::lock_guard admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes]);
   bool changed = false;
   size_t k = 0;
   while (k < order.size()) {
@@ -406,28 +429,39 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     }
     std::unique_lock lock(pu.mu());
     RETURN_IF_ERROR(EnsurePresentLocked(pu));
-    TenantStreams* ts = pu.Find(tid);
+    TenantId tid = 0;
+    TenantStreams* ts = pu.Find(tenant, &tid);
+    bool created = false;
     bool recount = false;
     for (; k < end; ++k) {
       const uint32_t i = static_cast<uint32_t>(order[k]);
       const StreamUpdate& s = streams[i];
       StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
       const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
-      std::optional<uint32_t> pid = policies_.Intern(s.policy);
-      if (!pid) return Status::Unavailable("too many ingestion policies");
       if (!active) {
-        const size_t bucket = admission.BucketOf(static_cast<PolicyId>(*pid));
+        const size_t bucket = admission.BucketOf(s.policy);
         if (admission.Limited(bucket) && !admission.counted()) {
           recount = true;  // counting takes other partitions' mutexes: not while holding this one
           break;
         }
-        if (!admission.TryAdmit(bucket)) {
-          out->verdicts[i] = Verdict::kMaxStreams;
-          continue;
-        }
       }
-      if (ts == nullptr) ts = &pu.GetOrCreate(tid, tenant);
-      StreamEntry& entry = ts->Observe(s.stream_hash, static_cast<PolicyId>(*pid), static_cast<uint32_t>(now_s), 0);
+      if (ts == nullptr) {
+        ts = pu.FindOrCreate(tenant, &tid);
+        if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
+        created = true;
+      }
+      std::optional<PolicyId> pid = ts->Policy(s.policy);
+      if (!pid && active) pid = e->policy;  // a known stream keeps counting under its policy
+      if (!pid) {
+        out->verdicts[i] = Verdict::kTooManyPolicies;
+        NotePolicyOverflow(tenant);
+        continue;
+      }
+      if (!active && !admission.TryAdmit(admission.BucketOf(s.policy))) {
+        out->verdicts[i] = Verdict::kMaxStreams;
+        continue;
+      }
+      StreamEntry& entry = ts->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0);
       if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
         ts->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
@@ -436,9 +470,10 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       out->verdicts[i] = Verdict::kAccepted;
       changed = true;
     }
+    if (created) pu.EraseIfEmpty(tid);  // every new stream rejected: forget the tenant here again
     if (recount) {
       lock.unlock();
-      CountPool(admission, tid, serving, cutoff);  // then retry from stream k
+      CountPool(admission, tenant, serving, cutoff);  // then retry from stream k
     }
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
@@ -452,8 +487,7 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
     return Status::InvalidArgument("tenant must be 1 to " + std::to_string(storage::kMaxTenantLength) + " bytes");
   }
   RETURN_IF_ERROR(CheckHealthy());
-  std::optional<uint32_t> tid = tenants_.Find(tenant);
-  if (!tid) return Status::OK();  // no stream of this tenant here
+  if (!directory_.Find(tenant)) return Status::OK();  // no stream of this tenant here
   const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
   bool changed = false;
@@ -462,11 +496,12 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
     if (!serving.Contains(p)) continue;
     PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
     std::lock_guard lock(pu.mu());
-    TenantStreams* ts = pu.Find(*tid);
+    TenantId tid = 0;
+    TenantStreams* ts = pu.Find(tenant, &tid);
     StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
     if (e == nullptr || static_cast<int64_t>(e->last_seen_s) < cutoff) continue;
     StreamEntry& entry = ts->Observe(s.stream_hash, e->policy, static_cast<uint32_t>(now_s), s.bytes);
-    pu.QueueForFlush(*tid, *ts);
+    pu.QueueForFlush(tid, *ts);
     changed = true;
     const RateSum sum = ts->StreamRate(entry, now_s);
     const uint64_t rate = sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
@@ -564,48 +599,50 @@ std::vector<int32_t> UsageStore::Partitions() {
 
 TenantUsage UsageStore::UsageOf(std::string_view tenant, const PartitionSet& partitions) {
   TenantUsage usage;
-  std::optional<uint32_t> tid = tenants_.Find(tenant);
-  if (!tid) return usage;
+  if (!directory_.Find(tenant)) return usage;
   const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
   for (int32_t p : partitions.ToVector()) {
     PartitionUsage* pu = Partition(p);
     if (pu == nullptr) continue;
     std::lock_guard lock(pu->mu());
-    TenantStreams* ts = pu->Find(*tid);
+    TenantStreams* ts = pu->Find(tenant);
     if (ts == nullptr) continue;
     usage.total_streams += ts->size();
-    ts->ForEachPolicy(cutoff, [&](PolicyId policy, uint32_t active) {
+    ts->ForEachPolicy(cutoff, [&](std::string_view policy, uint32_t active) {
       usage.active_streams += active;
-      if (active > 0) usage.active_by_policy[std::string(policies_.Name(policy))] += active;
+      if (active > 0) usage.active_by_policy[std::string(policy)] += active;
     });
-    usage.rate_window_bytes += ts->TenantRate(now_s).bytes;
+    usage.rate_window_bytes = SaturatingAdd(usage.rate_window_bytes, ts->TenantRate(now_s).bytes);
   }
   return usage;
 }
 
-void UsageStore::ForEachTenant(const std::function<void(const std::string&, uint64_t, uint64_t)>& fn) {
-  absl::flat_hash_map<TenantId, std::pair<uint64_t, uint64_t>> counts;
+void UsageStore::ForEachTenant(const PartitionSet& served, const TenantTotalsFn& fn) {
+  absl::flat_hash_map<std::string, TenantTotals> totals;
   const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
   for (auto& pu : partitions_) {
+    const bool serves = served.Contains(pu->id());
     std::lock_guard lock(pu->mu());
-    pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
-      auto& [active, total] = counts[tid];
-      total += ts.size();
-      ts.ForEachPolicy(cutoff, [&](PolicyId, uint32_t n) { active += n; });
+    pu->ForEachTenant([&](TenantId, TenantStreams& ts) {
+      TenantTotals& t = totals[ts.tenant()];
+      if (!serves) {
+        t.retained_streams += ts.size();
+        return;
+      }
+      t.total_streams += ts.size();
+      ts.ForEachPolicy(cutoff, [&](std::string_view, uint32_t n) { t.active_streams += n; });
     });
   }
-  for (const auto& [tid, c] : counts) fn(std::string(tenants_.Name(tid)), c.first, c.second);
+  for (const auto& [tenant, t] : totals) fn(tenant, t);
 }
 
 uint64_t UsageStore::ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy) {
   PartitionUsage* pu = Partition(partition);
-  std::optional<uint32_t> tid = tenants_.Find(tenant);
-  std::optional<uint32_t> pid = policies_.Find(policy);
-  if (pu == nullptr || !tid || !pid) return 0;
+  if (pu == nullptr) return 0;
   std::lock_guard lock(pu->mu());
-  TenantStreams* ts = pu->Find(*tid);
-  return ts ? ts->ActiveOf(static_cast<PolicyId>(*pid), options_.windows.ActiveCutoff(NowSeconds())) : 0;
+  TenantStreams* ts = pu->Find(tenant);
+  return ts ? ts->ActiveOf(policy, options_.windows.ActiveCutoff(NowSeconds())) : 0;
 }
 
 uint64_t UsageStore::TotalStreams() {
@@ -631,7 +668,7 @@ void UsageStore::ForEachStream(int32_t partition, const StreamFn& fn) {
   if (pu == nullptr) return;
   std::lock_guard lock(pu->mu());
   pu->ForEachTenant([&](TenantId, TenantStreams& ts) {
-    ts.ForEachStream([&](uint64_t hash, const StreamEntry& e) { fn(ts.tenant(), hash, policies_.Name(e.policy), e); });
+    ts.ForEachStream([&](uint64_t hash, const StreamEntry& e) { fn(ts.tenant(), hash, ts.PolicyName(e.policy), e); });
   });
 }
 

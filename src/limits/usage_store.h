@@ -14,6 +14,9 @@
 // (memory is then ahead of disk in ways a checkpoint cannot describe).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -29,9 +32,9 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "limits/admission.h"
-#include "limits/intern_table.h"
 #include "limits/partition_set.h"
 #include "limits/partition_usage.h"
+#include "limits/tenant_directory.h"
 #include "limits/tenant_limits.h"
 #include "limits/windows.h"
 #include "storage/checkpoint.h"
@@ -55,6 +58,7 @@ struct ApplyStats {
   uint64_t already_applied = 0;  // offset below the checkpoint: re-delivery, skipped
   uint64_t outside_window = 0;   // older than the active window: nothing to keep
   uint64_t invalid = 0;          // bad tenant or policy: counted and skipped
+  uint64_t policy_overflow = 0;  // a new policy beyond the tenant's cap: counted under no policy
 };
 
 // One stream of a synchronous request (ExceedsLimits).
@@ -68,6 +72,7 @@ enum class Verdict : uint8_t {
   kAccepted,
   kMaxStreams,  // a new stream beyond the tenant's (or its policy's) stream limit
   kNotServed,   // its partition is not in the serving set
+  kTooManyPolicies,  // a new ingestion policy of a tenant that uses as many as it may
 };
 
 struct UpdateCondResult {
@@ -87,10 +92,24 @@ struct TenantUsage {
 // one-byte length; Loki's tenant ids are at most 150 bytes).
 inline constexpr size_t kMaxTenantLength = storage::kMaxTenantLength;
 inline constexpr size_t kMaxPolicyLength = 255;
+// Ingestion policies one tenant may use at once (a stream stores its policy in 16 bits).
+inline constexpr uint32_t kMaxPoliciesPerTenant = 65535;
+inline constexpr uint32_t kDefaultMaxPoliciesPerTenant = 1000;
+
+// One tenant's streams on this node: in the partitions it serves, and held for the others
+// (revoked but retained, pending or replaying).
+struct TenantTotals {
+  uint64_t active_streams = 0;  // served partitions, inside the window
+  uint64_t total_streams = 0;   // served partitions, expired not yet evicted included
+  uint64_t retained_streams = 0;
+};
 
 struct UsageStoreOptions {
   int32_t num_partitions = 64;
   Windows windows;
+  // Distinct ingestion policies one tenant may use; a new one beyond it is rejected for that
+  // tenant only (kTooManyPolicies), never for the others.
+  uint32_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant;
   const Clock* clock = &Clock::System();  // must outlive the store
   // Load only (inspection tools on a secondary Db): nothing is deleted at open, and every
   // update fails with kFailedPrecondition.
@@ -103,6 +122,7 @@ struct LoadStats {
   uint64_t streams = 0;              // loaded into memory
   uint64_t expired_rows = 0;         // outside the active window: skipped (and deleted unless read-only)
   uint64_t undecodable_rows = 0;     // skipped and left on disk
+  uint64_t policy_overflow_rows = 0;  // more policies than a tenant may have: loaded under no policy
   uint64_t orphan_checkpoints = 0;   // checkpoint without column family (deleted unless read-only)
   std::vector<int32_t> corrupt_checkpoints;  // undecodable: loaded as if absent (the node drops such data)
   std::vector<int32_t> without_checkpoint;  // column families with no checkpoint
@@ -183,8 +203,15 @@ class UsageStore {
 
   // --- queries -------------------------------------------------------------------------
   TenantUsage UsageOf(std::string_view tenant, const PartitionSet& partitions);
-  // fn(tenant, active, total) for every tenant with streams, summed over all partitions.
-  void ForEachTenant(const std::function<void(const std::string&, uint64_t, uint64_t)>& fn);
+  // fn(tenant, totals) for every tenant with streams on this node; counts over `served`
+  // (the partitions this node serves), the rest as retained.
+  using TenantTotalsFn = std::function<void(const std::string&, const TenantTotals&)>;
+  void ForEachTenant(const PartitionSet& served, const TenantTotalsFn& fn);
+  // Tenants known to the node (with streams in some partition).
+  size_t num_tenants() const { return directory_.size(); }
+  // Streams of a tenant's new ingestion policy rejected because the tenant uses as many as
+  // it may (UpdateCond), by tenant; logged once per tenant and minute.
+  uint64_t policy_rejections() const { return policy_rejections_.load(std::memory_order_relaxed); }
   // Active streams of a tenant's policy in one partition ("" = no policy).
   uint64_t ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy);
   uint64_t TotalStreams();
@@ -212,14 +239,17 @@ class UsageStore {
   // Runs fn with no flush running and none starting (group-commit leadership).
   Status Exclusive(const std::function<Status()>& fn);
   Status CheckHealthy();
-  void CountPool(Admission& admission, TenantId tenant, const PartitionSet& serving, int64_t cutoff_s);
+  void CountPool(Admission& admission, std::string_view tenant, const PartitionSet& serving, int64_t cutoff_s);
+  void NotePolicyOverflow(std::string_view tenant);
   PartitionUsage* Partition(int32_t partition);
   int64_t NowSeconds() const { return options_.clock->NowMillis() / 1000; }
 
   storage::Db& db_;
   const UsageStoreOptions options_;
-  InternTable tenants_;
-  InternTable policies_;
+  TenantDirectory directory_;
+  std::atomic<uint64_t> policy_rejections_{0};
+  std::mutex overflow_log_mu_;
+  absl::flat_hash_map<std::string, int64_t> overflow_logged_ms_;  // GUARDED_BY(overflow_log_mu_)
   std::vector<std::unique_ptr<PartitionUsage>> partitions_;  // fixed size: num_partitions
   LoadStats load_stats_;  // written by Open only
 

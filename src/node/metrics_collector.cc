@@ -51,18 +51,6 @@ NodeCollector::NodeCollector(UsageStore& store, PartitionManager& partitions, st
 std::vector<MetricFamily> NodeCollector::Collect() const {
   std::vector<MetricFamily> out;
 
-  MetricFamily streams = Family("loki_ingest_limits_streams",
-                                "The current number of streams per tenant, including streams outside the active window.",
-                                MetricType::Gauge);
-  MetricFamily active = Family("loki_ingest_limits_active_streams", "The current number of active streams per tenant.",
-                               MetricType::Gauge);
-  store_.ForEachTenant([&](const std::string& tenant, uint64_t active_n, uint64_t total) {
-    AddGauge(streams, static_cast<double>(total), {{"tenant", tenant}});
-    AddGauge(active, static_cast<double>(active_n), {{"tenant", tenant}});
-  });
-  out.push_back(std::move(streams));
-  out.push_back(std::move(active));
-
   const int64_t now_ms = clock_.NowMillis();
   MetricFamily states = Family("loki_ingest_limits_partitions",
                                "The state of each assigned partition: 0 pending, 1 replaying, 2 ready.", MetricType::Gauge);

@@ -69,6 +69,7 @@ Status Node::StartParts() {
   UsageStoreOptions so;
   so.num_partitions = c.kafka.num_partitions;
   so.windows = windows;
+  so.max_policies_per_tenant = static_cast<uint32_t>(c.limits.max_policies_per_tenant);
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
   partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign);
@@ -115,7 +116,7 @@ Status Node::StartParts() {
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
   RETURN_IF_ERROR(consumer_->Start());
-  evictor_ = std::make_unique<Evictor>(*store_, c.windows.eviction_interval, *registry_);
+  evictor_ = std::make_unique<Evictor>(*store_, rates_.get(), clock_, c.windows.eviction_interval);
   evictor_->Start();
   if (reloader_) reloader_->Start();
 
@@ -130,13 +131,16 @@ Status Node::StartParts() {
 
   collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
                                                lifecycler_->stats(), clock_);
+  tenant_series_ = std::make_unique<TenantSeries>(*store_, *partitions_, checker_->ingested_bytes(),
+                                                  evictor_->evictions(),
+                                                  static_cast<size_t>(c.metrics.max_tenant_series));
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
       {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},
       {"/metrics",
        [this](const http::Request&) {
          return http::Response{200, "text/plain; version=0.0.4; charset=utf-8",
-                               RenderMetrics(*registry_, {collector_.get()})};
+                               RenderMetrics(*registry_, {collector_.get(), tenant_series_.get()})};
        }},
       {"/ingest-limits/usage/",
        [this](const http::Request& r) { return UsageResponse(r, *store_, *partitions_); }},
@@ -216,6 +220,7 @@ void Node::Stop() {
   }
   // Destroy in reverse order of construction: the consumer before what it references.
   http_.reset();
+  tenant_series_.reset();
   collector_.reset();
   ring_.reset();
   ring_kv_.reset();

@@ -30,6 +30,7 @@
 #include "limits/partition_manager.h"
 #include "limits/usage_store.h"
 #include "node/metrics_collector.h"
+#include "node/tenant_series.h"
 #include "node/overrides_reloader.h"
 #include "ring/kv_client.h"
 #include "ring/lifecycler.h"
@@ -111,6 +112,7 @@ class Node {
   std::unique_ptr<ring::KvClient> ring_kv_;
   std::unique_ptr<ring::Lifecycler> ring_;
   std::unique_ptr<NodeCollector> collector_;
+  std::unique_ptr<TenantSeries> tenant_series_;
   std::unique_ptr<http::HttpServer> http_;
 };
 

@@ -15,7 +15,8 @@ struct TestStore {
   std::unique_ptr<storage::Db> db;
   std::unique_ptr<UsageStore> store;
 
-  static TestStore Open(const TempDir& dir, const Clock& clock, int32_t partitions, Windows windows = {}) {
+  static TestStore Open(const TempDir& dir, const Clock& clock, int32_t partitions, Windows windows = {},
+                        uint32_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant) {
     TestStore t;
     storage::DbOptions o;
     o.path = dir.Sub("db");
@@ -30,6 +31,7 @@ struct TestStore {
     UsageStoreOptions so;
     so.num_partitions = partitions;
     so.windows = windows;
+    so.max_policies_per_tenant = max_policies_per_tenant;
     so.clock = &clock;
     auto store = UsageStore::Open(*t.db, so);
     EXPECT_TRUE(store.ok()) << store.status().ToString();

@@ -40,26 +40,21 @@ TEST(PoolShareTest, SharesOverAllNodesOvershootByLessThanTheNodeCount) {
 }
 
 TEST(AdmissionTest, PoliciesWithTheirOwnLimitHaveTheirOwnBucket) {
-  InternTable policies(100);
-  policies.Intern("");
-  const PolicyId bronze = static_cast<PolicyId>(*policies.Intern("bronze"));
   TenantLimits limits;
   limits.max_global_streams_per_user = 2;
   limits.policy_max_streams = {{"gold", 1}, {"free", 0}};
-  Admission a(limits, policies, 64, 64);
-  const PolicyId gold = static_cast<PolicyId>(*policies.Find("gold"));
-  const PolicyId free = static_cast<PolicyId>(*policies.Find("free"));
-  EXPECT_EQ(a.BucketOf(0), Admission::kDefaultBucket);
-  EXPECT_EQ(a.BucketOf(bronze), Admission::kDefaultBucket);  // no own limit: default bucket
-  EXPECT_NE(a.BucketOf(gold), Admission::kDefaultBucket);
-  EXPECT_FALSE(a.Limited(a.BucketOf(free)));
+  Admission a(limits, 64, 64);
+  EXPECT_EQ(a.BucketOf(""), Admission::kDefaultBucket);
+  EXPECT_EQ(a.BucketOf("bronze"), Admission::kDefaultBucket);  // no own limit: default bucket
+  EXPECT_NE(a.BucketOf("gold"), Admission::kDefaultBucket);
+  EXPECT_FALSE(a.Limited(a.BucketOf("free")));
   a.MarkCounted();
-  EXPECT_TRUE(a.TryAdmit(a.BucketOf(gold)));
-  EXPECT_FALSE(a.TryAdmit(a.BucketOf(gold)));
+  EXPECT_TRUE(a.TryAdmit(a.BucketOf("gold")));
+  EXPECT_FALSE(a.TryAdmit(a.BucketOf("gold")));
   EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket));
   EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket));
   EXPECT_FALSE(a.TryAdmit(Admission::kDefaultBucket));
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(a.TryAdmit(a.BucketOf(free)));
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(a.TryAdmit(a.BucketOf("free")));
 }
 
 }  // namespace

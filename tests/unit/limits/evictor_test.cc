@@ -22,19 +22,19 @@ TEST(EvictorTest, EvictsExpiredStreamsAndCountsThemPerTenant) {
                           .policy = "", .timestamp_ms = clock.NowMillis(), .offset = i});
   }
   ASSERT_TRUE(store->Apply(0, recs, 3).ok());
-  prometheus::Registry registry;
-  Evictor evictor(*store, 1h, registry);
+  RateLimiter rates;
+  ASSERT_TRUE(rates.TryTake("a", 100, /*rate=*/1000, /*burst=*/1000, clock.NowMillis()));
+  Evictor evictor(*store, &rates, clock, 1h);
   evictor.EvictOnce();
   EXPECT_EQ(store->TotalStreams(), 3u);
+  EXPECT_EQ(rates.size(), 1u);  // not full again yet (100 ms to refill)
   clock.Advance(7201s);
   evictor.EvictOnce();
   EXPECT_EQ(store->TotalStreams(), 0u);
-  std::map<std::string, double> counted;
-  for (const auto& f : registry.Collect()) {
-    if (f.name != "loki_ingest_limits_stream_evictions_total") continue;
-    for (const auto& m : f.metric) counted[m.label.at(0).value] = m.counter.value;
-  }
-  EXPECT_EQ(counted, (std::map<std::string, double>{{"a", 2}, {"b", 1}}));
+  EXPECT_EQ(store->num_tenants(), 0u);  // forgotten with their last stream
+  EXPECT_EQ(rates.size(), 0u);          // full again: forgotten
+  EXPECT_EQ(evictor.evictions().Value("a"), 2);
+  EXPECT_EQ(evictor.evictions().Value("b"), 1);
 }
 
 TEST(EvictorTest, StopsPromptly) {
@@ -42,8 +42,7 @@ TEST(EvictorTest, StopsPromptly) {
   testing::FakeClock clock;
   testing::TestStore t = testing::TestStore::Open(dir, clock, 2);
   UsageStore* store = t.store.get();
-  prometheus::Registry registry;
-  Evictor evictor(*store, 1h, registry);
+  Evictor evictor(*store, nullptr, clock, 1h);
   evictor.Start();
   const auto t0 = std::chrono::steady_clock::now();
   evictor.Stop();  // not an hour

@@ -99,7 +99,7 @@ TEST_F(LimitsCheckerTest, ReturnsOnlyRejectedStreamsWithReasonTwoBeyondTheLimit)
   EXPECT_EQ(Pairs(Check("t", {1, 5, 6})), (std::vector<std::pair<uint64_t, Reason>>{{5, kReasonMaxStreams},
                                                                                     {6, kReasonMaxStreams}}));
   EXPECT_EQ(Metric("limitsd_streams_rejected_total", "max_streams"), 2);
-  EXPECT_EQ(Metric("loki_ingest_limits_tenant_ingested_bytes_total", "t"), 5 * 100);
+  EXPECT_EQ(checker_->ingested_bytes().Value("t"), 5 * 100);
 }
 
 TEST_F(LimitsCheckerTest, AcceptedStreamsDueAreProducedOnce) {

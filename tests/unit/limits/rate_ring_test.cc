@@ -84,5 +84,17 @@ TEST(RateRingTest, StreamBucketsSaturateInsteadOfWrapping) {
   EXPECT_EQ(RateRing<uint64_t>::Sum(wide.data(), kN, kBucket, kRate, kT0).bytes, 8'000'000'000ull);
 }
 
+// Issue 8, item 7: a tenant's total near 2^64 (totalSize is a uint64 on the wire) saturates.
+TEST(RateRingTest, Item7_TenantTotalsSaturateNearTwoToTheSixtyFour) {
+  std::vector<uint64_t> wide(RateRing<uint64_t>::Words(kN), 0);
+  RateRing<uint64_t>::Add(wide.data(), kN, kBucket, kT0, UINT64_MAX - 10);
+  RateRing<uint64_t>::Add(wide.data(), kN, kBucket, kT0, 100);
+  EXPECT_EQ(RateRing<uint64_t>::Sum(wide.data(), kN, kBucket, kRate, kT0).bytes, UINT64_MAX);
+  RateRing<uint64_t>::Add(wide.data(), kN, kBucket, kT0 - kBucket, UINT64_MAX);  // a second bucket
+  EXPECT_EQ(RateRing<uint64_t>::Sum(wide.data(), kN, kBucket, kRate, kT0).bytes, UINT64_MAX);
+  EXPECT_EQ(SaturatingAdd(UINT64_MAX, 1), UINT64_MAX);
+  EXPECT_EQ(SaturatingAdd(2, 3), 5u);
+}
+
 }  // namespace
 }  // namespace limits

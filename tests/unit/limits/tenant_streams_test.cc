@@ -6,7 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "limits/intern_table.h"
+#include "limits/name_table.h"
+#include "limits/partition_usage.h"
+#include "limits/tenant_directory.h"
 #include "limits/partition_set.h"
 
 namespace limits {
@@ -16,36 +18,61 @@ constexpr Windows kWindows{.active_s = 100, .rate_s = 30, .bucket_s = 10, .produ
 constexpr uint32_t kT = 1'000'000;
 
 TEST(TenantStreamsTest, ObserveCreatesCountsAndKeepsTheNewestTime) {
-  TenantStreams ts("t", kWindows);
-  ts.Observe(1, 0, kT, 10);
-  ts.Observe(1, 0, kT - 5, 10);  // an older record: last seen stays, bytes still count
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
+  const PolicyId none = *ts.Policy("");
+  ts.Observe(1, none, kT, 10);
+  ts.Observe(1, none, kT - 5, 10);  // an older record: last seen stays, bytes still count
   EXPECT_EQ(ts.Find(1)->last_seen_s, kT);
-  EXPECT_EQ(ts.ActiveOf(0, kT - 100), 1u);
+  EXPECT_EQ(ts.ActiveOf("", kT - 100), 1u);
   EXPECT_EQ(ts.StreamRate(*ts.Find(1), kT).bytes, 20u);
   EXPECT_EQ(ts.TenantRate(kT).bytes, 20u);
   EXPECT_EQ(ts.size(), 1u);
 }
 
 TEST(TenantStreamsTest, TheNewestObservationDecidesThePolicy) {
-  TenantStreams ts("t", kWindows);
-  ts.Observe(1, 0, kT, 0);
-  ts.Observe(1, 3, kT + 1, 0);
-  EXPECT_EQ(ts.ActiveOf(0, 0), 0u);
-  EXPECT_EQ(ts.ActiveOf(3, 0), 1u);
-  ts.Observe(1, 0, kT, 0);  // older: no switch back
-  EXPECT_EQ(ts.Find(1)->policy, 3);
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
+  const PolicyId none = *ts.Policy(""), gold = *ts.Policy("gold");
+  ts.Observe(1, none, kT, 0);
+  ts.Observe(1, gold, kT + 1, 0);
+  EXPECT_EQ(ts.ActiveOf("", 0), 0u);
+  EXPECT_EQ(ts.ActiveOf("gold", 0), 1u);
+  ts.Observe(1, none, kT, 0);  // older: no switch back
+  EXPECT_EQ(ts.Find(1)->policy, gold);
+  EXPECT_EQ(ts.PolicyName(gold), "gold");
+}
+
+// Issue 8, item 6: a policy no stream uses any more is forgotten, its id free again.
+TEST(TenantStreamsTest, Item6_PoliciesAreReleasedWhenNoStreamUsesThem) {
+  NameTable policies(2);
+  {
+    TenantStreams ts("t", kWindows, policies);
+    const PolicyId a = *ts.Policy("a");
+    ts.Observe(1, a, kT, 0);
+    EXPECT_FALSE(ts.Policy("b") && ts.Policy("c"));  // the table holds two
+    ts.Observe(1, *ts.Policy("b"), kT + 1, 0);       // the stream moves to b: a is empty
+    ts.DrainWrites([](uint64_t, const StreamEntry&) {}, [](uint64_t) {});
+    EXPECT_FALSE(policies.Find("a").has_value());
+    EXPECT_TRUE(ts.Policy("c").has_value());  // a's place is free again
+    EXPECT_EQ(ts.EvictBefore(kT + 100), 1u);
+    EXPECT_EQ(ts.num_policies(), 0u);
+  }
+  EXPECT_EQ(policies.size(), 0u);
 }
 
 TEST(TenantStreamsTest, EvictBeforeRemovesAndQueuesDeletionsBeforePuts) {
-  TenantStreams ts("t", kWindows);
-  for (uint64_t h = 0; h < 4; ++h) ts.Observe(h, 0, kT + static_cast<uint32_t>(h), 1);
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
+  const PolicyId none = *ts.Policy("");
+  for (uint64_t h = 0; h < 4; ++h) ts.Observe(h, none, kT + static_cast<uint32_t>(h), 1);
   std::vector<std::string> ops;
   ts.DrainWrites([&](uint64_t h, const StreamEntry&) { ops.push_back("put " + std::to_string(h)); },
                  [&](uint64_t h) { ops.push_back("del " + std::to_string(h)); });
   EXPECT_EQ(ops.size(), 4u);
   EXPECT_FALSE(ts.HasPendingWrites());
   EXPECT_EQ(ts.EvictBefore(kT + 2), 2u);
-  ts.Observe(0, 0, kT + 150, 1);  // evicted, then seen again before the flush
+  ts.Observe(0, *ts.Policy(""), kT + 150, 1);  // evicted, then seen again before the flush
   ops.clear();
   ts.DrainWrites([&](uint64_t h, const StreamEntry&) { ops.push_back("put " + std::to_string(h)); },
                  [&](uint64_t h) { ops.push_back("del " + std::to_string(h)); });
@@ -53,14 +80,15 @@ TEST(TenantStreamsTest, EvictBeforeRemovesAndQueuesDeletionsBeforePuts) {
   std::sort(ops.begin(), ops.begin() + 2);  // deletions come in map order
   EXPECT_EQ(ops, (std::vector<std::string>{"del 0", "del 1", "put 0"}));
   EXPECT_EQ(ts.size(), 3u);
-  EXPECT_EQ(ts.ActiveOf(0, kT + 2), 3u);
+  EXPECT_EQ(ts.ActiveOf("", kT + 2), 3u);
 }
 
 TEST(TenantStreamsTest, RestoreRebuildsCountsAndRates) {
-  TenantStreams ts("t", kWindows);
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
   const uint64_t rates[] = {5, 0, 7};
-  ts.Restore(9, 2, kT, kT - 50, kT - kT % 10, rates, 3);
-  EXPECT_EQ(ts.ActiveOf(2, kT - 100), 1u);
+  ts.Restore(9, *ts.Policy("p"), kT, kT - 50, kT - kT % 10, rates, 3);
+  EXPECT_EQ(ts.ActiveOf("p", kT - 100), 1u);
   EXPECT_FALSE(ts.HasPendingWrites());
   EXPECT_EQ(ts.StreamRate(*ts.Find(9), kT).bytes, 12u);
   EXPECT_EQ(ts.TenantRate(kT).bytes, 12u);
@@ -70,39 +98,67 @@ TEST(TenantStreamsTest, RestoreRebuildsCountsAndRates) {
 }
 
 TEST(TenantStreamsTest, RateSlotsAreReused) {
-  TenantStreams ts("t", kWindows);
-  ts.Observe(1, 0, kT, 100);
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
+  ts.Observe(1, *ts.Policy(""), kT, 100);
   ts.EvictBefore(kT + 1);
-  ts.Observe(2, 0, kT + 200, 1);
-  ts.Observe(3, 0, kT + 200, 1);
+  ts.Observe(2, *ts.Policy(""), kT + 200, 1);
+  ts.Observe(3, *ts.Policy(""), kT + 200, 1);
   EXPECT_EQ(ts.StreamRate(*ts.Find(2), kT + 200).bytes, 1u);  // no bytes inherited from stream 1
 }
 
-TEST(InternTableTest, IdsAreStableAndBounded) {
-  InternTable t(3);
-  EXPECT_EQ(t.Intern("a"), 0u);
-  EXPECT_EQ(t.Intern("b"), 1u);
-  EXPECT_EQ(t.Intern("a"), 0u);
+TEST(NameTableTest, IdsAreCountedBoundedAndReused) {
+  NameTable t(3);
+  EXPECT_EQ(t.Acquire("a"), 0u);
+  EXPECT_EQ(t.Acquire("b"), 1u);
+  EXPECT_EQ(t.Acquire("a"), 0u);  // a second reference
   EXPECT_EQ(t.Find("b"), 1u);
   EXPECT_FALSE(t.Find("c").has_value());
-  EXPECT_EQ(t.Intern("c"), 2u);
-  EXPECT_FALSE(t.Intern("d").has_value());  // full
+  EXPECT_EQ(t.Acquire("c"), 2u);
+  EXPECT_FALSE(t.Acquire("d").has_value());  // full
   EXPECT_EQ(t.Name(1), "b");
-  EXPECT_EQ(t.size(), 3u);
+  t.Release(1);
+  EXPECT_FALSE(t.Find("b").has_value());
+  EXPECT_EQ(t.Acquire("d"), 1u);  // b's id, reused
+  t.Release(0);
+  EXPECT_EQ(t.Find("a"), 0u);  // one reference left
+  t.Release(0);
+  EXPECT_EQ(t.size(), 2u);
 }
 
-TEST(InternTableTest, ConcurrentInternsAgree) {
-  InternTable t(1000);
+TEST(NameTableTest, ConcurrentAcquiresAgree) {
+  NameTable t(1000);
   std::vector<std::vector<uint32_t>> ids(4);
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
-      for (int n = 0; n < 500; ++n) ids[static_cast<size_t>(i)].push_back(*t.Intern("name-" + std::to_string(n)));
+      for (int n = 0; n < 500; ++n) ids[static_cast<size_t>(i)].push_back(*t.Acquire("name-" + std::to_string(n)));
     });
   }
   for (auto& th : threads) th.join();
   for (int i = 1; i < 4; ++i) EXPECT_EQ(ids[static_cast<size_t>(i)], ids[0]);
   EXPECT_EQ(t.size(), 500u);
+}
+
+// Issue 8, items 6 and 21: a tenant is forgotten when no partition holds a stream of it; its
+// id, and the room in the directory, are reused.
+TEST(TenantDirectoryTest, Item21_TenantsWithoutStreamsAreForgotten) {
+  TenantDirectory directory(2, 4);
+  PartitionUsage p0(0, kWindows, directory), p1(1, kWindows, directory);
+  TenantStreams* a0 = p0.FindOrCreate("a");
+  TenantStreams* a1 = p1.FindOrCreate("a");
+  ASSERT_TRUE(a0 && a1);
+  EXPECT_NE(p0.FindOrCreate("b"), nullptr);
+  EXPECT_EQ(p0.FindOrCreate("c"), nullptr);  // two tenants at most
+  EXPECT_EQ(directory.size(), 2u);
+  TenantId a = 0;
+  ASSERT_EQ(p0.Find("a", &a), a0);
+  p0.EraseIfEmpty(a);
+  EXPECT_EQ(p0.Find("a"), nullptr);
+  EXPECT_EQ(p1.Find("a"), a1);  // partition 1 still holds it
+  p1.EraseIfEmpty(a);
+  EXPECT_FALSE(directory.Find("a").has_value());
+  EXPECT_NE(p0.FindOrCreate("c"), nullptr);  // room again
 }
 
 TEST(PartitionSetTest, AddRemoveContains) {

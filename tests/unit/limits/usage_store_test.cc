@@ -32,9 +32,9 @@ class UsageStoreTest : public ::testing::Test {
  protected:
   void SetUp() override { Open(); }
 
-  void Open(int32_t partitions = kPartitions) {
+  void Open(int32_t partitions = kPartitions, uint32_t max_policies = kDefaultMaxPoliciesPerTenant) {
     opened_ = {};  // closes the previous store and database first
-    opened_ = testing::TestStore::Open(dir_, clock_, partitions, windows_);
+    opened_ = testing::TestStore::Open(dir_, clock_, partitions, windows_, max_policies);
     ASSERT_TRUE(opened_.store);
     db_ = opened_.db.get();
     store_ = opened_.store.get();
@@ -589,6 +589,65 @@ TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
   EXPECT_EQ(store_->UsageOf("other", all_).active_streams, 1000u);
   ExpectCountsEqualFullScan();
   for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(DiskRows(p), MemoryRows(p));
+}
+
+// Issue 8, item 6: a tenant with ever new policies exhausts only its own table. Its new
+// policy is rejected (kTooManyPolicies); another tenant's are not; a forgotten policy makes
+// room; records of an overflowing policy count under no policy rather than not at all.
+TEST_F(UsageStoreTest, Item6_PolicyCapIsPerTenantAndPoliciesAreForgotten) {
+  Open(kPartitions, /*max_policies=*/3);
+  const PartitionSet all = PartitionSet::All(kPartitions);
+  const TenantLimits unlimited = Limit(0);
+  for (int p = 0; p < 3; ++p) {
+    EXPECT_EQ(Check("greedy", {HashIn(0, static_cast<uint64_t>(p))}, unlimited, all, "p" + std::to_string(p))[0],
+              Verdict::kAccepted);
+  }
+  EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p3")[0], Verdict::kTooManyPolicies);
+  EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p2")[0], Verdict::kAccepted);  // a known policy
+  EXPECT_EQ(store_->policy_rejections(), 1u);
+  for (int p = 0; p < 5; ++p) {  // the cap is per tenant: another tenant is unaffected
+    EXPECT_EQ(Check("other", {HashIn(2, static_cast<uint64_t>(p))}, unlimited, all, "q" + std::to_string(p % 3))[0],
+              Verdict::kAccepted);
+  }
+  // A record of a fourth policy from the topic counts under no policy.
+  ApplyStats st;
+  ASSERT_TRUE(store_->Apply(3, std::vector<Record>{Rec("greedy", HashIn(3, 1), 0, -1, "p9")}, 1, &st).ok());
+  EXPECT_EQ(st.policy_overflow, 1u);
+  EXPECT_EQ(store_->ActiveStreams(3, "greedy", ""), 1u);
+  // Once p0's stream expires and is evicted, p0 is forgotten and a new policy fits.
+  clock_.Advance(std::chrono::seconds(windows_.active_s + 1));
+  EXPECT_EQ(Check("greedy", {HashIn(0, 1)}, unlimited, all, "p1")[0], Verdict::kAccepted);
+  EXPECT_EQ(Check("greedy", {HashIn(0, 2)}, unlimited, all, "p2")[0], Verdict::kAccepted);
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  EXPECT_EQ(Check("greedy", {HashIn(1, 10)}, unlimited, all, "p3")[0], Verdict::kAccepted);
+}
+
+// Issue 8, item 21: tenants are forgotten with their last stream, on every path.
+TEST_F(UsageStoreTest, Item21_TenantsAreForgottenWithTheirLastStream) {
+  const PartitionSet all = PartitionSet::All(kPartitions);
+  for (int t = 0; t < 100; ++t) ApplyStreams(t % kPartitions, "tenant-" + std::to_string(t), 3, t * 3);
+  EXPECT_EQ(store_->num_tenants(), 100u);
+  // A tenant all of whose new streams are rejected is not kept.
+  EXPECT_EQ(Count(Check("rejected", {HashIn(0, 1)}, Limit(0), PartitionSet{}), Verdict::kNotServed), 1);
+  EXPECT_EQ(store_->num_tenants(), 100u);
+  clock_.Advance(std::chrono::seconds(windows_.active_s + 1));
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  EXPECT_EQ(store_->num_tenants(), 0u);
+  EXPECT_EQ(Check("late", {HashIn(0, 1)}, Limit(10), all)[0], Verdict::kAccepted);
+  EXPECT_EQ(store_->num_tenants(), 1u);
+}
+
+// Issue 8, item 9: per-tenant totals count the partitions the node serves; the others (held
+// after a revocation, replaying) are reported apart.
+TEST_F(UsageStoreTest, Item9_TenantTotalsCountServedPartitionsAndReportTheRestAsRetained) {
+  ApplyStreams(0, "t", 4);
+  ApplyStreams(1, "t", 2);
+  std::map<std::string, TenantTotals> seen;
+  store_->ForEachTenant(PartitionSet{0}, [&](const std::string& tenant, const TenantTotals& t) { seen[tenant] = t; });
+  ASSERT_EQ(seen.count("t"), 1u);
+  EXPECT_EQ(seen["t"].active_streams, 4u);
+  EXPECT_EQ(seen["t"].total_streams, 4u);
+  EXPECT_EQ(seen["t"].retained_streams, 2u);
 }
 
 }  // namespace
