@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
   python3-grpcio python3-protobuf
+  # The memberlist interop test builds a Go peer offline from Debian's Go packages.
+  golang-go golang-github-hashicorp-memberlist-dev golang-github-golang-snappy-dev golang-google-protobuf-dev
 )
 
 missing=()

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <google/protobuf/util/message_differencer.h>
+
 #include "ring/memberlist/kv.pb.h"
 #include "ring/memberlist/ring_merge.h"
 #include "ring/ring_codec.h"
@@ -197,16 +199,33 @@ std::string KvStore::LocalState() const {
   return out;
 }
 
-Result<std::optional<::ring::Desc>> KvStore::Get(const std::string& key) const {
+Result<std::optional<::ring::Desc>> KvStore::GetWithTombstones(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = store_.find(key);
   if (it == store_.end()) return std::optional<::ring::Desc>();
   if (!it->second.ring.has_value()) {
     return Status::Corruption("key " + key + " holds a value of codec " + it->second.codec + ", not a ring");
   }
-  ::ring::Desc copy = *it->second.ring;
-  RemoveTombstones(&copy, 0);  // clients never see tombstones (dskit's get)
-  return std::optional<::ring::Desc>(std::move(copy));
+  return std::optional<::ring::Desc>(*it->second.ring);
+}
+
+Result<std::optional<::ring::Desc>> KvStore::Get(const std::string& key) const {
+  ASSIGN_OR_RETURN(std::optional<::ring::Desc> desc, GetWithTombstones(key));
+  if (desc) RemoveTombstones(&*desc, 0);  // clients never see tombstones (dskit's get)
+  return desc;
+}
+
+// On a retry after "no change detected": an entry fn changed without advancing its timestamp
+// (a function that took "now" once, before the first attempt) gets the current second, at
+// least one more than before. A dskit client takes "now" inside its function, so its retry
+// a second later carries a newer timestamp by itself; this gives the same outcome.
+void KvStore::RestampUnseenChanges(const ::ring::Desc& before, ::ring::Desc* after, int64_t now_s) {
+  for (auto& [id, inst] : *after->mutable_ingesters()) {
+    auto it = before.ingesters().find(id);
+    if (it == before.ingesters().end() || inst.timestamp() > it->second.timestamp()) continue;
+    if (google::protobuf::util::MessageDifferencer::Equals(inst, it->second)) continue;
+    inst.set_timestamp(std::max(now_s, it->second.timestamp() + 1));
+  }
 }
 
 Status KvStore::Cas(const std::string& key, const KvClient::CasFn& fn) {
@@ -234,8 +253,10 @@ Status KvStore::Cas(const std::string& key, const KvClient::CasFn& fn) {
       }
     }
     RemoveTombstones(&desc, 0);
+    const ::ring::Desc before = desc;
     ASSIGN_OR_RETURN(KvClient::CasAction action, fn(desc));
     if (action == KvClient::CasAction::kSkip) return Status::OK();
+    if (attempt > 0) RestampUnseenChanges(before, &desc, clock_.NowMillis() / 1000);
     Result<Change> change = [&]() -> Result<Change> {
       std::lock_guard<std::mutex> lock(mu_);
       return MergeRingLocked(key, std::move(desc), version > 0, version, false, 0);

@@ -5,7 +5,9 @@
 //   a merge changed is queued for gossip, LEFT entries are dropped after left_timeout;
 // - values of other codecs are kept as last received and handed on untouched in push-pull;
 // - Cas applies a function to a copy of the merged value (tombstones hidden, as dskit shows
-//   it to clients), merges the result as a local CAS and queues the change for gossip.
+//   it to clients), merges the result as a local CAS and queues the change for gossip; a
+//   change the merge cannot see (same-second timestamp) is retried a second later, as dskit
+//   does, and an entry the function changed without a newer timestamp then gets one.
 // Thread-safe: one mutex over the store, never held while a CAS function runs.
 #pragma once
 
@@ -72,6 +74,8 @@ class KvStore {
 
   // --- the KvClient semantics ---
   Result<std::optional<::ring::Desc>> Get(const std::string& key) const;
+  // The value with its LEFT tombstones (for the status page).
+  Result<std::optional<::ring::Desc>> GetWithTombstones(const std::string& key) const;
   Status Cas(const std::string& key, const KvClient::CasFn& fn);
   // Ends Cas waits at once (shutdown).
   void Interrupt();
@@ -110,6 +114,7 @@ class KvStore {
   Status MergePair(const std::string& key, const std::string& codec, const std::string& value, bool deleted,
                    int64_t update_time_ms, bool* changed);
   void Broadcast(const std::string& key, const Change& change, bool local);
+  static void RestampUnseenChanges(const ::ring::Desc& before, ::ring::Desc* after, int64_t now_s);
 
   const Clock& clock_;
   const KvStoreOptions options_;

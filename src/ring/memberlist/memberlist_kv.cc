@@ -41,6 +41,7 @@ Status MemberlistKv::Start() {
   TransportOptions t;
   t.bind_addr = options_.bind_addr;
   t.bind_port = options_.bind_port;
+  t.max_message_bytes = options_.max_message_bytes;
   transport_ = std::make_unique<TcpTransport>(t, metrics_);
   // The handlers need the membership, built below once the port (maybe the kernel's) is
   // known; until then what arrives is dropped.
@@ -263,7 +264,7 @@ std::string MemberlistKv::StatusJson() const {
     w.Field("deleted", k.deleted);
     w.Field("value_bytes", k.value_bytes);
     if (k.codec == kRingCodecId) {
-      Result<std::optional<::ring::Desc>> desc = kv_.Get(k.key);
+      Result<std::optional<::ring::Desc>> desc = kv_.GetWithTombstones(k.key);
       if (desc.ok() && desc->has_value()) {
         std::vector<std::pair<std::string, const ::ring::InstanceDesc*>> sorted;
         for (const auto& [id, inst] : (*desc)->ingesters()) sorted.emplace_back(id, &inst);

@@ -57,6 +57,8 @@ struct MemberlistOptions {
   std::chrono::milliseconds max_join_backoff = 1min;
   // 0 = no periodic rejoin (dskit's default); a node alone always retries.
   std::chrono::milliseconds rejoin_interval = 0ms;
+  // Larger packets or stream messages are refused (not a config key; tests lower it).
+  size_t max_message_bytes = 64u << 20;
 };
 
 class MemberlistKv : public KvClient, private MembershipDelegate {
