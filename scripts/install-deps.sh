@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
   python3-grpcio python3-protobuf
+  # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation
+  etcd-server etcd-client python3-snappy
   # The memberlist interop test builds a Go peer offline from Debian's Go packages.
   golang-go golang-github-hashicorp-memberlist-dev golang-github-golang-snappy-dev golang-google-protobuf-dev
 )

@@ -12,6 +12,7 @@
 #include "rpc/grpc_server.h"
 #include "testing/http_client.h"
 #include "testing/prometheus_parser.h"
+#include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 #include "testing/test_etcd.h"
 #include "testing/test_kafka.h"
@@ -140,6 +141,20 @@ TEST(GrpcHealthTest, ServingWhileRunningNotServingOnceStopping) {
   EXPECT_EQ(Check(port), Health::NOT_SERVING);
   EXPECT_EQ(Check(port, "proto.IngestLimits"), Health::NOT_SERVING);
   (*server)->Stop();
+}
+
+TEST(RingCheckConfigTest, NamesTheBadRingKeysAndExits2) {
+  testing::RunResult r = testing::RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "ring.store=etcd",
+                                              "--set", "ring.etcd_endpoints=etcd-0:2379,etcd-1",
+                                              "--set", "ring.heartbeat_period=10s", "--set", "ring.heartbeat_timeout=10s"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ring.etcd_endpoints: \"etcd-1\": expected host:port (from --set)"));
+  EXPECT_THAT(r.err, HasSubstr("ring.heartbeat_timeout: must be longer than ring.heartbeat_period (10s), got 10s"));
+  r = testing::RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "ring.store=consul"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("ring.store: expected"));
+  r = testing::RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "ring.store=etcd", "--set", "ring.etcd_endpoints=etcd-0:2379"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace
