@@ -125,7 +125,7 @@ MemberlistKv::~MemberlistKv() {
   // The transport's handlers must be done before the membership goes.
   live_.store(nullptr);
   if (transport_) transport_->Stop();
-  log::Info(kComponent, "left the gossip cluster").Kv("node", options_.node_name);
+  if (membership_) log::Info(kComponent, "left the gossip cluster").Kv("node", options_.node_name);
 }
 
 bool MemberlistKv::TryJoin(std::string* error) {

@@ -64,6 +64,10 @@ void Membership::Stop() {
     stop_ = true;
   }
   stop_cv_.notify_all();
+  {
+    // Taken so that a probe between its check and its wait cannot miss the wake-up.
+    std::lock_guard<std::mutex> lock(ack_mu_);
+  }
   ack_cv_.notify_all();
   if (probe_thread_.joinable()) probe_thread_.join();
   if (gossip_thread_.joinable()) gossip_thread_.join();

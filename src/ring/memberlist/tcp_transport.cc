@@ -80,7 +80,12 @@ Status TcpTransport::Start(Handlers handlers) {
 }
 
 void TcpTransport::Stop() {
-  if (stopping_.exchange(true)) return;
+  if (stopping_) return;
+  {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    drain_deadline_ = std::chrono::steady_clock::now() + options_.packet_dial_timeout;
+  }
+  stopping_ = true;
   if (wake_fd_ >= 0) {
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
@@ -207,6 +212,12 @@ void TcpTransport::WriterLoop() {
       std::unique_lock<std::mutex> lock(send_mu_);
       send_cv_.wait(lock, [&] { return stopping_ || !pending_packets_.empty(); });
       if (pending_packets_.empty()) return;  // stopping with nothing left
+      // Stopping: what was queued (our leave) still goes out, but not past the drain deadline.
+      if (stopping_ && std::chrono::steady_clock::now() > drain_deadline_) {
+        metrics_.packets_dropped.Increment(static_cast<double>(pending_packets_.size()));
+        pending_packets_.clear();
+        return;
+      }
       item = std::move(pending_packets_.front());
       pending_packets_.pop_front();
     }

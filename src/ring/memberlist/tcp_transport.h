@@ -90,6 +90,7 @@ class TcpTransport {
   std::mutex send_mu_;
   std::condition_variable send_cv_;
   std::deque<std::pair<std::string, std::string>> pending_packets_;  // GUARDED_BY(send_mu_)
+  std::chrono::steady_clock::time_point drain_deadline_;             // GUARDED_BY(send_mu_)
 
   std::thread accept_thread_;
   std::vector<std::thread> handler_threads_;

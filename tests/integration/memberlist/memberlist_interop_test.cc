@@ -167,7 +167,7 @@ TEST_F(MemberlistInteropTest, JoinsHeartbeatsMergesPeerChangesAndLeavesOnSigterm
       10s))
       << Describe(LimitsdRing(http, kKey));
   // The other peer's entries and ours are intact on every member.
-  EXPECT_EQ(PeerRing(b_.http_port)["loki-a-1"].addr, "10.1.2.3:9095");
+  EXPECT_TRUE(WaitFor([&] { return PeerRing(b_.http_port)["loki-a-1"].addr == "10.1.2.3:9095"; }, 10s));
   EXPECT_EQ(LimitsdRing(http, kKey)["loki-b-1"].tokens, 16);
 
   const std::string metrics = HttpGet(http, "/metrics").body;

@@ -86,16 +86,37 @@ class RawPeer {
     close(fd_);
   }
   int port() const { return port_; }
-  // Acks received, by sequence number.
-  bool GotAck(uint32_t seq) {
+  // Whether a message of this type (ack, nack or ping) with this sequence number arrived.
+  bool Got(MessageType type, uint32_t seq) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& p : packets_) {
-      if (!p.empty() && static_cast<uint8_t>(p[0]) == static_cast<uint8_t>(MessageType::kAck)) {
-        Result<AckMsg> ack = DecodeBody<AckMsg>(std::string_view(p).substr(1));
-        if (ack.ok() && ack->seq_no == seq) return true;
+      if (p.empty() || static_cast<uint8_t>(p[0]) != static_cast<uint8_t>(type)) continue;
+      const std::string_view body = std::string_view(p).substr(1);
+      uint32_t got = 0;
+      if (type == MessageType::kAck) {
+        Result<AckMsg> m = DecodeBody<AckMsg>(body);
+        got = m.ok() ? m->seq_no : 0;
+      } else if (type == MessageType::kNack) {
+        Result<NackMsg> m = DecodeBody<NackMsg>(body);
+        got = m.ok() ? m->seq_no : 0;
+      } else {
+        Result<PingMsg> m = DecodeBody<PingMsg>(body);
+        got = m.ok() ? m->seq_no : 0;
       }
+      if (got == seq) return true;
     }
     return false;
+  }
+  bool GotAck(uint32_t seq) { return Got(MessageType::kAck, seq); }
+  // The sequence number of the first ping for `node`, 0 when none.
+  uint32_t PingFor(const std::string& node) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& p : packets_) {
+      if (p.empty() || static_cast<uint8_t>(p[0]) != static_cast<uint8_t>(MessageType::kPing)) continue;
+      Result<PingMsg> m = DecodeBody<PingMsg>(std::string_view(p).substr(1));
+      if (m.ok() && m->node == node) return m->seq_no;
+    }
+    return 0;
   }
 
  private:
@@ -188,6 +209,38 @@ TEST(MemberlistWireTest, GarbageShortAndOversizedFramesAreRefusedCountedAndHarml
   SendRaw(port, PingPacket(44, "node-a", peer.port()));
   ASSERT_TRUE(WaitFor([&] { return peer.GotAck(44); }, 5s));
   EXPECT_FALSE(peer.GotAck(43));
+}
+
+TEST(MemberlistWireTest, RelaysIndirectPingsAndNacksWhenTheTargetIsSilent) {
+  prometheus::Registry registry;
+  auto kv = MemberlistKv::Create(Options("node-a"), registry);
+  ASSERT_TRUE(kv.ok());
+  RawPeer requester;
+  RawPeer target;  // takes the ping, never answers
+  IndirectPingMsg ind;
+  ind.seq_no = 77;
+  ind.target = *IpFromString("127.0.0.1");
+  ind.port = static_cast<uint16_t>(target.port());
+  ind.node = "target";
+  ind.nack = true;
+  ind.source_addr = *IpFromString("127.0.0.1");
+  ind.source_port = static_cast<uint16_t>(requester.port());
+  ind.source_node = "requester";
+  SendRaw((*kv)->port(), EncodePacketFrame("127.0.0.1:1", EncodeMessage(MessageType::kIndirectPing, ind)));
+  ASSERT_TRUE(WaitFor([&] { return target.PingFor("target") != 0; }, 5s));
+  // No ack from the target within the probe timeout: the requester gets a nack.
+  EXPECT_TRUE(WaitFor([&] { return requester.Got(MessageType::kNack, 77); }, 5s));
+  EXPECT_FALSE(requester.GotAck(77));
+
+  // When the target answers, its ack is relayed with the requester's sequence number.
+  ind.seq_no = 78;
+  ind.node = "target-2";
+  SendRaw((*kv)->port(), EncodePacketFrame("127.0.0.1:1", EncodeMessage(MessageType::kIndirectPing, ind)));
+  ASSERT_TRUE(WaitFor([&] { return target.PingFor("target-2") != 0; }, 5s));
+  AckMsg ack;
+  ack.seq_no = target.PingFor("target-2");
+  SendRaw((*kv)->port(), EncodePacketFrame("127.0.0.1:1", EncodeMessage(MessageType::kAck, ack)));
+  EXPECT_TRUE(WaitFor([&] { return requester.GotAck(78); }, 5s));
 }
 
 TEST(MemberlistWireTest, OnlyTheClusterLabelIsAccepted) {
