@@ -151,6 +151,9 @@ struct RingConfig {
   int32_t memberlist_advertise_port = 0;  // 0: the bind port
   // Empty: node.instance_id.
   std::string memberlist_node_name;
+  // Append a random suffix to the name (dskit's -memberlist.randomize-node-name, on in dskit):
+  // a pod restarted with a new IP is then not taken for its dead predecessor.
+  bool memberlist_randomize_node_name = false;
   std::string memberlist_cluster_label;
   bool memberlist_cluster_label_verification_disabled = false;
   Millis memberlist_gossip_interval = 200ms;

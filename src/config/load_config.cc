@@ -453,6 +453,7 @@ void ReadMemberlist(Reader& ring, RingConfig* r) {
   ring.String("memberlist_advertise_addr", &r->memberlist_advertise_addr);
   int32("memberlist_advertise_port", 0, 65535, &r->memberlist_advertise_port);
   ring.String("memberlist_node_name", &r->memberlist_node_name);
+  ring.Bool("memberlist_randomize_node_name", &r->memberlist_randomize_node_name);
   ring.String("memberlist_cluster_label", &r->memberlist_cluster_label);
   ring.Bool("memberlist_cluster_label_verification_disabled", &r->memberlist_cluster_label_verification_disabled);
   ring.Duration("memberlist_gossip_interval", &r->memberlist_gossip_interval);

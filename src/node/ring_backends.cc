@@ -26,6 +26,7 @@ Result<std::unique_ptr<ring::KvClient>> MakeMemberlist(const config::Config& c, 
   o.advertise_addr = r.memberlist_advertise_addr;
   o.advertise_port = r.memberlist_advertise_port;
   o.node_name = r.memberlist_node_name.empty() ? c.node.instance_id : r.memberlist_node_name;
+  o.randomize_node_name = r.memberlist_randomize_node_name;
   o.cluster_label = r.memberlist_cluster_label;
   o.cluster_label_verification_disabled = r.memberlist_cluster_label_verification_disabled;
   o.gossip_interval = r.memberlist_gossip_interval;

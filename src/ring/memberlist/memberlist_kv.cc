@@ -1,6 +1,8 @@
 #include "ring/memberlist/memberlist_kv.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -31,6 +33,11 @@ Result<std::unique_ptr<MemberlistKv>> MemberlistKv::Create(MemberlistOptions opt
   if (options.node_name.empty()) return Status::InvalidArgument("memberlist: the node name is empty");
   if (options.cluster_label.size() > kMaxLabelSize) {
     return Status::InvalidArgument("memberlist: the cluster label is longer than 255 bytes");
+  }
+  if (options.randomize_node_name) {
+    char suffix[10];
+    std::snprintf(suffix, sizeof suffix, "-%08x", static_cast<unsigned>(std::random_device{}()));
+    options.node_name += suffix;
   }
   std::unique_ptr<MemberlistKv> kv(new MemberlistKv(std::move(options), registry, clock));
   RETURN_IF_ERROR(kv->Start());

@@ -39,6 +39,7 @@ struct MemberlistOptions {
   std::string advertise_addr;
   int advertise_port = 0;
   std::string node_name;  // required (the node passes its instance id)
+  bool randomize_node_name = false;  // append "-" and 8 random hex digits
   std::string cluster_label;
   bool cluster_label_verification_disabled = false;
   std::chrono::milliseconds gossip_interval = 200ms;

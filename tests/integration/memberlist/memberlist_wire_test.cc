@@ -329,6 +329,17 @@ TEST(MemberlistWireTest, TwoNodesShareTheRingAndSeeEachOtherLeave) {
   EXPECT_THAT((*a)->StatusJson(), ::testing::HasSubstr("\"state\": \"LEFT\""));
 }
 
+TEST(MemberlistWireTest, ARandomizedNodeNameKeepsItsPrefix) {
+  prometheus::Registry registry;
+  MemberlistOptions o = Options("node-a");
+  o.randomize_node_name = true;
+  auto kv = MemberlistKv::Create(o, registry);
+  ASSERT_TRUE(kv.ok());
+  const std::string name = (*kv)->Members().at(0).name;
+  EXPECT_EQ(name.rfind("node-a-", 0), 0u) << name;
+  EXPECT_EQ(name.size(), std::string("node-a-").size() + 8);
+}
+
 TEST(MemberlistWireTest, ABusyPortIsAClearError) {
   prometheus::Registry r1;
   prometheus::Registry r2;

@@ -24,6 +24,7 @@ TEST(MemberlistConfigTest, DefaultsAreDskits) {
   EXPECT_EQ(r.memberlist_bind_addr, "0.0.0.0");
   EXPECT_EQ(r.memberlist_bind_port, 7946);
   EXPECT_EQ(r.memberlist_node_name, "");
+  EXPECT_FALSE(r.memberlist_randomize_node_name);
   EXPECT_EQ(r.memberlist_cluster_label, "");
   EXPECT_EQ(r.memberlist_gossip_interval, 200ms);
   EXPECT_EQ(r.memberlist_gossip_nodes, 3);
@@ -47,6 +48,7 @@ memberlist_bind_port = 17946
 memberlist_advertise_addr = "10.0.0.6"
 memberlist_advertise_port = 27946
 memberlist_node_name = "limits-0"
+memberlist_randomize_node_name = true
 memberlist_cluster_label = "loki-prod"
 memberlist_cluster_label_verification_disabled = true
 memberlist_gossip_interval = "1s"
@@ -71,6 +73,7 @@ memberlist_rejoin_interval = "5m"
   EXPECT_EQ(r.memberlist_bind_port, 17946);
   EXPECT_EQ(r.memberlist_advertise_port, 27946);
   EXPECT_EQ(r.memberlist_node_name, "limits-0");
+  EXPECT_TRUE(r.memberlist_randomize_node_name);
   EXPECT_EQ(r.memberlist_cluster_label, "loki-prod");
   EXPECT_TRUE(r.memberlist_cluster_label_verification_disabled);
   EXPECT_EQ(r.memberlist_gossip_nodes, 5);
