@@ -292,7 +292,7 @@ TEST(MemberlistWireTest, TwoNodesShareTheRingAndSeeEachOtherLeave) {
   auto a = MemberlistKv::Create(Options("node-a"), ra);
   ASSERT_TRUE(a.ok());
   MemberlistOptions ob = Options("node-b");
-  ob.join = {"127.0.0.1:" + std::to_string((*a)->port())};
+  ob.join = {"localhost:" + std::to_string((*a)->port())};  // a name: resolved on each attempt
   auto b = MemberlistKv::Create(ob, rb);
   ASSERT_TRUE(b.ok());
   const int64_t now = Clock::System().NowMillis() / 1000;
