@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <random>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -209,6 +210,37 @@ TEST(MemberlistWireTest, GarbageShortAndOversizedFramesAreRefusedCountedAndHarml
   SendRaw(port, PingPacket(44, "node-a", peer.port()));
   ASSERT_TRUE(WaitFor([&] { return peer.GotAck(44); }, 5s));
   EXPECT_FALSE(peer.GotAck(43));
+}
+
+// Random bytes behind every message type, as packets and as streams (fixed seed): all refused
+// or harmless, and the node still answers.
+TEST(MemberlistWireTest, RandomInputBehindEveryMessageTypeIsSurvived) {
+  prometheus::Registry registry;
+  auto kv = MemberlistKv::Create(Options("node-a"), registry);
+  ASSERT_TRUE(kv.ok());
+  const int port = (*kv)->port();
+  std::mt19937 rng(20261203);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rng() & 0xff);
+    return s;
+  };
+  for (int i = 0; i < 300; ++i) {
+    std::string body = random_bytes(1 + rng() % 64);
+    const uint8_t type = static_cast<uint8_t>(i % 14);
+    // Half of them start like a msgpack map, to get past the first byte.
+    if (i % 2 == 0) body[0] = static_cast<char>(0x80 | (rng() % 8));
+    const std::string msg = std::string(1, static_cast<char>(type)) + body;
+    if (i % 3 == 0) {
+      SendRaw(port, std::string(1, static_cast<char>(kFrameStream)) + msg, true);  // a stream
+    } else {
+      SendRaw(port, EncodePacketFrame("127.0.0.1:1", msg));
+    }
+  }
+  RawPeer peer;
+  SendRaw(port, PingPacket(9, "node-a", peer.port()));
+  EXPECT_TRUE(WaitFor([&] { return peer.GotAck(9); }, 10s));
+  EXPECT_EQ((*kv)->Members().size(), 1u);
 }
 
 TEST(MemberlistWireTest, RelaysIndirectPingsAndNacksWhenTheTargetIsSilent) {
