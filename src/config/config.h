@@ -29,6 +29,8 @@ inline constexpr Millis kDefaultEvictionInterval = 10min;
 inline constexpr Millis kDefaultRevokedRetention = 10min;
 inline constexpr Millis kDefaultProduceInterval = 1min;
 inline constexpr Millis kDefaultWaitAssign = 30s;
+inline constexpr Millis kDefaultLookupGiveUp = 2min;
+inline constexpr Millis kDefaultStoreFailureGrace = 1min;
 inline constexpr char kDefaultGrpcListen[] = "0.0.0.0:9095";
 inline constexpr char kDefaultHttpListen[] = "0.0.0.0:3100";
 inline constexpr char kDefaultLogLevel[] = "info";
@@ -65,8 +67,17 @@ struct KafkaConfig {
   int32_t num_partitions = kDefaultNumPartitions;
   // Consumer group. Empty in the file means "limitsd-<zone>"; never empty after loading.
   std::string consumer_group;
-  // librdkafka properties, passed verbatim to both consumer and producer.
+  // group.instance.id = node.instance_id (KIP-345): a restarted pod rejoins within the
+  // session timeout and gets its partitions back without a rebalance of the others.
+  bool static_membership = true;
+  // librdkafka properties, passed verbatim to each client librdkafka applies them to
+  // (a consumer-only property goes to the consumers only, a producer-only one to the producer).
   std::map<std::string, std::string> properties;
+  // librdkafka properties for the consumers only (the group consumer, the offset look-ups'
+  // connection settings), over `properties`.
+  std::map<std::string, std::string> consumer_properties;
+  // librdkafka properties for the producer only, over `properties`.
+  std::map<std::string, std::string> producer_properties;
 };
 
 struct StoreConfig {
@@ -76,6 +87,9 @@ struct StoreConfig {
   uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
   // One memtable budget shared by every column family.
   uint64_t write_buffer_bytes = kDefaultWriteBufferBytes;
+  // After the store fails (a write error is sticky), /live reports failure once this long
+  // has passed, so Kubernetes restarts the pod (the node leaves the consumer group at once).
+  Millis failure_grace = kDefaultStoreFailureGrace;
 };
 
 struct WindowsConfig {
@@ -93,6 +107,10 @@ struct WindowsConfig {
   Millis produce_interval = kDefaultProduceInterval;
   // With nothing assigned after this long, the node reports ready anyway.
   Millis wait_assign = kDefaultWaitAssign;
+  // A partition whose log bounds cannot be looked up is not served; after this long it is
+  // served anyway (replaying from its checkpoint in the background) — liveness over
+  // exactness, logged and counted (limitsd_lookup_give_ups_total).
+  Millis lookup_give_up = kDefaultLookupGiveUp;
 };
 
 struct ServerConfig {

@@ -352,8 +352,10 @@ void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* dia
     diag->errors.push_back("--set " + assignment + ": expected key=value with a dotted key, e.g. kafka.brokers=host:9092");
     return;
   }
-  // Everything after kafka.properties is one librdkafka property name, dots included.
-  if (segs.size() > 3 && segs[0] == "kafka" && segs[1] == "properties") {
+  // Everything after kafka.properties (or consumer_/producer_properties) is one librdkafka
+  // property name, dots included.
+  if (segs.size() > 3 && segs[0] == "kafka" &&
+      (segs[1] == "properties" || segs[1] == "consumer_properties" || segs[1] == "producer_properties")) {
     std::string name = segs[2];
     for (size_t i = 3; i < segs.size(); ++i) name += "." + segs[i];
     segs.resize(2);
@@ -485,13 +487,17 @@ void ReadConfig(Reader& root, Config* c) {
   kafka.Integer("num_partitions", 1, kMaxNumPartitions, &partitions);
   c->kafka.num_partitions = static_cast<int32_t>(partitions);
   kafka.String("consumer_group", &c->kafka.consumer_group);
+  kafka.Bool("static_membership", &c->kafka.static_membership);
   kafka.StringMap("properties", &c->kafka.properties);
+  kafka.StringMap("consumer_properties", &c->kafka.consumer_properties);
+  kafka.StringMap("producer_properties", &c->kafka.producer_properties);
   kafka.Finish();
 
   Reader store = root.Sub("store");
   store.String("path", &c->store.path);
   store.Size("block_cache", &c->store.block_cache_bytes);
   store.Size("write_buffer", &c->store.write_buffer_bytes);
+  store.Duration("failure_grace", &c->store.failure_grace);
   store.Finish();
 
   Reader w = root.Sub("windows");
@@ -502,6 +508,7 @@ void ReadConfig(Reader& root, Config* c) {
   w.Duration("revoked_retention", &c->windows.revoked_retention);
   w.Duration("produce_interval", &c->windows.produce_interval);
   w.Duration("wait_assign", &c->windows.wait_assign);
+  w.Duration("lookup_give_up", &c->windows.lookup_give_up);
   w.Finish();
 
   Reader server = root.Sub("server");
@@ -677,6 +684,8 @@ void Validate(const Config& c, Diagnostics* d) {
       {"windows.revoked_retention", c.windows.revoked_retention},
       {"windows.produce_interval", c.windows.produce_interval},
       {"windows.wait_assign", c.windows.wait_assign},
+      {"windows.lookup_give_up", c.windows.lookup_give_up},
+      {"store.failure_grace", c.store.failure_grace},
   };
   bool windows_positive = true;
   for (const auto& [key, value] : windows) {

@@ -1,6 +1,9 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "kafka/kafka_conf.h"
+#include "limits/record_filter.h"
+#include "kafka/topic_check.h"
 #include "node/http_api.h"
 #include "node/ring_backends.h"
 #include "ring/memberlist/memberlist_kv.h"
@@ -14,6 +17,11 @@ Windows WindowsOf(const config::WindowsConfig& w) {
                  .rate_s = secs(w.rate),
                  .bucket_s = secs(w.bucket),
                  .produce_interval_s = secs(w.produce_interval)};
+}
+
+Status CheckKafkaProperties(const config::KafkaConfig& kafka) {
+  RETURN_IF_ERROR(kafka::ClientProperties(kafka::Client::kConsumer, kafka.properties, kafka.consumer_properties).status());
+  return kafka::ClientProperties(kafka::Client::kProducer, kafka.properties, kafka.producer_properties).status();
 }
 
 Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock, NodeOptions options) {
@@ -42,6 +50,12 @@ Status Node::StartParts() {
         .Kv("bootstrap", brokers_)
         .Kv("topic", c.kafka.topic)
         .Kv("partitions", c.kafka.num_partitions);
+  } else {
+    // Before anything is opened or joined: a compacted topic is refused (topic_check.h).
+    RETURN_IF_ERROR(kafka::CheckTopic({.brokers = brokers_,
+                                       .topic = c.kafka.topic,
+                                       .client_id = c.node.instance_id,
+                                       .properties = c.kafka.properties}));
   }
 
   const Windows windows = WindowsOf(c.windows);
@@ -65,28 +79,39 @@ Status Node::StartParts() {
     RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
   }
   rates_ = std::make_unique<RateLimiter>();
+  run_tag_ = MakeRunTag(c.node.instance_id);
 
+  ASSIGN_OR_RETURN(const kafka::Properties consumer_properties,
+                   kafka::ClientProperties(kafka::Client::kConsumer, c.kafka.properties, c.kafka.consumer_properties));
+  ASSIGN_OR_RETURN(const kafka::Properties producer_properties,
+                   kafka::ClientProperties(kafka::Client::kProducer, c.kafka.properties, c.kafka.producer_properties));
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
                                                                 .client_id = c.node.instance_id,
-                                                                .properties = c.kafka.properties}));
+                                                                .properties = consumer_properties}));
   ASSIGN_OR_RETURN(producer_, kafka::StreamProducer::Create({.brokers = brokers_,
                                                              .topic = c.kafka.topic,
                                                              .zone = c.node.zone,
                                                              .instance_id = c.node.instance_id,
+                                                             .run_tag = run_tag_,
                                                              .num_partitions = c.kafka.num_partitions,
-                                                             .properties = c.kafka.properties},
+                                                             .properties = producer_properties},
                                                             clock_, *registry_));
-  lifecycler_ = std::make_unique<PartitionLifecycler>(
-      *store_, *offsets_, *partitions_, clock_,
-      PartitionLifecycler::Options{.windows = windows, .revoked_retention = c.windows.revoked_retention});
+  PartitionLifecycler::Options lo;
+  lo.windows = windows;
+  lo.revoked_retention = c.windows.revoked_retention;
+  lo.lookup.give_up = c.windows.lookup_give_up;
+  lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, *offsets_, *partitions_, clock_, lo);
   kafka::Consumer::Options co;
   co.brokers = brokers_;
   co.topic = c.kafka.topic;
   co.group = c.kafka.consumer_group;
   co.zone = c.node.zone;
   co.instance_id = c.node.instance_id;
-  co.properties = c.kafka.properties;
+  co.run_tag = run_tag_;
+  co.num_partitions = c.kafka.num_partitions;
+  co.static_membership = c.kafka.static_membership;
+  co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
@@ -104,7 +129,8 @@ Status Node::StartParts() {
                               *service_));
   RETURN_IF_ERROR(StartRing());
 
-  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(), clock_);
+  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
+                                               lifecycler_->stats(), clock_);
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
       {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},

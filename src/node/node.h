@@ -64,12 +64,15 @@ class Node {
   kafka::StreamProducer& producer() { return *producer_; }
   kafka::Consumer& consumer() { return *consumer_; }
   PartitionLifecycler& lifecycler() { return *lifecycler_; }
+  kafka::KafkaOffsetSource& offset_source() { return *offsets_; }
   Evictor& evictor() { return *evictor_; }
   LimitsChecker& checker() { return *checker_; }
   prometheus::Registry& registry() { return *registry_; }
   const config::Config& config() const { return config_; }
   // The brokers in use: the configured ones, or the embedded mock cluster's.
   const std::string& brokers() const { return brokers_; }
+  // This process's tag in the records it produces (record_filter.h).
+  const std::string& run_tag() const { return run_tag_; }
   int http_port() const { return http_ ? http_->port() : 0; }
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   // This instance's ring membership; nullptr when [ring] store is "".
@@ -86,6 +89,7 @@ class Node {
   const Clock& clock_;
   const NodeOptions options_;
   std::string brokers_;
+  std::string run_tag_;  // this process in the records it produces (record_filter.h)
   bool stopped_ = false;
   // Created first, destroyed last: metric families reference it.
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
@@ -109,6 +113,10 @@ class Node {
   std::unique_ptr<NodeCollector> collector_;
   std::unique_ptr<http::HttpServer> http_;
 };
+
+// What LoadConfig cannot check: the librdkafka properties of every client (names, values, and
+// which client each belongs to). Node::Start fails the same way; main() exits 2 on it.
+Status CheckKafkaProperties(const config::KafkaConfig& kafka);
 
 // The store's windows, in its unit (seconds), from the configuration.
 Windows WindowsOf(const config::WindowsConfig& w);
