@@ -27,6 +27,8 @@ test_packages=(
   podman runc mmdebstrap uidmap
   # the real Kafka broker of the realkafka tests (scripts/kafka-dev.sh)
   openjdk-17-jre-headless maven
+  # The memberlist interop test builds a Go peer offline from Debian's Go packages.
+  golang-go golang-github-hashicorp-memberlist-dev golang-github-golang-snappy-dev golang-google-protobuf-dev
 )
 if [ "$mode" = all ]; then packages+=("${test_packages[@]}"); fi
 

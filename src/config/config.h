@@ -42,6 +42,8 @@ inline constexpr Millis kDefaultEtcdDialTimeout = 10s;
 inline constexpr char kDefaultRingPrefix[] = "collectors/";
 inline constexpr char kDefaultRingKey[] = "ingest-limits";
 inline constexpr int32_t kDefaultNumTokens = 128;
+inline constexpr char kDefaultMemberlistBindAddr[] = "0.0.0.0";
+inline constexpr int32_t kDefaultMemberlistPort = 7946;
 inline constexpr Millis kDefaultHeartbeatPeriod = 5s;
 inline constexpr Millis kDefaultHeartbeatTimeout = 1min;
 
@@ -166,6 +168,37 @@ struct RingConfig {
   Millis heartbeat_timeout = kDefaultHeartbeatTimeout;
   // Remove the instance from the ring on a graceful shutdown (else it stays LEAVING).
   bool unregister_on_shutdown = true;
+
+  // --- store = "memberlist": a member of Loki's gossip cluster (dskit's memberlist KV).
+  // Defaults are dskit's -memberlist.* defaults unless said otherwise.
+  // Members to join, host[:port] (port 7946 when omitted); names are resolved on each try.
+  std::vector<std::string> memberlist_join;
+  std::string memberlist_bind_addr = kDefaultMemberlistBindAddr;
+  int32_t memberlist_bind_port = kDefaultMemberlistPort;
+  // What peers dial: empty = bind address, or the first non-loopback IPv4 when bound to any.
+  std::string memberlist_advertise_addr;
+  int32_t memberlist_advertise_port = 0;  // 0: the bind port
+  // Empty: node.instance_id.
+  std::string memberlist_node_name;
+  // Append a random suffix to the name (dskit's -memberlist.randomize-node-name, on in dskit):
+  // a pod restarted with a new IP is then not taken for its dead predecessor.
+  bool memberlist_randomize_node_name = false;
+  std::string memberlist_cluster_label;
+  bool memberlist_cluster_label_verification_disabled = false;
+  Millis memberlist_gossip_interval = 200ms;
+  int32_t memberlist_gossip_nodes = 3;
+  Millis memberlist_pullpush_interval = 30s;
+  Millis memberlist_gossip_to_dead_nodes_time = 30s;
+  Millis memberlist_dead_node_reclaim_time = 0ms;
+  int32_t memberlist_retransmit_factor = 4;
+  Millis memberlist_stream_timeout = 2s;
+  Millis memberlist_probe_interval = 5s;
+  Millis memberlist_probe_timeout = 2s;
+  Millis memberlist_left_ingesters_timeout = 5min;
+  Millis memberlist_leave_timeout = 20s;
+  Millis memberlist_min_join_backoff = 1s;
+  Millis memberlist_max_join_backoff = 1min;
+  Millis memberlist_rejoin_interval = 0ms;
 };
 
 struct Config {

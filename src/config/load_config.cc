@@ -442,6 +442,38 @@ void ReadTenants(Reader& r, std::map<std::string, TenantOverrides>* out) {
   r.Finish();
 }
 
+// [ring] memberlist_* keys.
+void ReadMemberlist(Reader& ring, RingConfig* r) {
+  auto int32 = [&](std::string_view key, int64_t min, int64_t max, int32_t* out) {
+    int64_t v = *out;
+    ring.Integer(key, min, max, &v);
+    *out = static_cast<int32_t>(v);
+  };
+  ring.StringList("memberlist_join", &r->memberlist_join);
+  ring.String("memberlist_bind_addr", &r->memberlist_bind_addr);
+  int32("memberlist_bind_port", 0, 65535, &r->memberlist_bind_port);
+  ring.String("memberlist_advertise_addr", &r->memberlist_advertise_addr);
+  int32("memberlist_advertise_port", 0, 65535, &r->memberlist_advertise_port);
+  ring.String("memberlist_node_name", &r->memberlist_node_name);
+  ring.Bool("memberlist_randomize_node_name", &r->memberlist_randomize_node_name);
+  ring.String("memberlist_cluster_label", &r->memberlist_cluster_label);
+  ring.Bool("memberlist_cluster_label_verification_disabled", &r->memberlist_cluster_label_verification_disabled);
+  ring.Duration("memberlist_gossip_interval", &r->memberlist_gossip_interval);
+  int32("memberlist_gossip_nodes", 1, 1000, &r->memberlist_gossip_nodes);
+  ring.Duration("memberlist_pullpush_interval", &r->memberlist_pullpush_interval);
+  ring.Duration("memberlist_gossip_to_dead_nodes_time", &r->memberlist_gossip_to_dead_nodes_time);
+  ring.Duration("memberlist_dead_node_reclaim_time", &r->memberlist_dead_node_reclaim_time);
+  int32("memberlist_retransmit_factor", 1, 100, &r->memberlist_retransmit_factor);
+  ring.Duration("memberlist_stream_timeout", &r->memberlist_stream_timeout);
+  ring.Duration("memberlist_probe_interval", &r->memberlist_probe_interval);
+  ring.Duration("memberlist_probe_timeout", &r->memberlist_probe_timeout);
+  ring.Duration("memberlist_left_ingesters_timeout", &r->memberlist_left_ingesters_timeout);
+  ring.Duration("memberlist_leave_timeout", &r->memberlist_leave_timeout);
+  ring.Duration("memberlist_min_join_backoff", &r->memberlist_min_join_backoff);
+  ring.Duration("memberlist_max_join_backoff", &r->memberlist_max_join_backoff);
+  ring.Duration("memberlist_rejoin_interval", &r->memberlist_rejoin_interval);
+}
+
 void ReadConfig(Reader& root, Config* c) {
   Reader node = root.Sub("node");
   node.String("zone", &c->node.zone);
@@ -518,9 +550,87 @@ void ReadConfig(Reader& root, Config* c) {
   ring.Duration("heartbeat_period", &c->ring.heartbeat_period);
   ring.Duration("heartbeat_timeout", &c->ring.heartbeat_timeout);
   ring.Bool("unregister_on_shutdown", &c->ring.unregister_on_shutdown);
+  ReadMemberlist(ring, &c->ring);
   ring.Finish();
 
   root.Finish();
+}
+
+// host[:port] with a numeric port in 1..65535 (IPv6 hosts in brackets when a port follows).
+bool ValidJoinEntry(const std::string& e) {
+  if (e.empty() || e.find_first_of(" \t/,") != std::string::npos) return false;
+  std::string_view host = e;
+  std::string_view port;
+  if (e.front() == '[') {
+    const size_t close = e.find(']');
+    if (close == std::string::npos || close == 1) return false;
+    if (close + 1 < e.size()) {
+      if (e[close + 1] != ':') return false;
+      port = std::string_view(e).substr(close + 2);
+      if (port.empty()) return false;
+    }
+  } else if (std::count(e.begin(), e.end(), ':') == 1) {
+    const size_t colon = e.find(':');
+    host = std::string_view(e).substr(0, colon);
+    port = std::string_view(e).substr(colon + 1);
+    if (host.empty() || port.empty()) return false;
+  }
+  if (port.empty()) return true;
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  const int n = std::stoi(std::string(port));
+  return n >= 1 && n <= 65535;
+}
+
+void ValidateMemberlist(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
+  for (const std::string& e : r.memberlist_join) {
+    if (!ValidJoinEntry(e)) err("ring.memberlist_join", "expected host or host:port entries, got \"" + e + "\"");
+  }
+  auto is_ip = [](const std::string& a) {
+    in_addr v4;
+    in6_addr v6;
+    return inet_pton(AF_INET, a.c_str(), &v4) == 1 || inet_pton(AF_INET6, a.c_str(), &v6) == 1;
+  };
+  if (!is_ip(r.memberlist_bind_addr)) {
+    err("ring.memberlist_bind_addr", "expected an IP address to listen on (0.0.0.0 for all), got \"" +
+                                         r.memberlist_bind_addr + "\"");
+  }
+  if (!r.memberlist_advertise_addr.empty() && !is_ip(r.memberlist_advertise_addr)) {
+    err("ring.memberlist_advertise_addr", "expected an IP address, got \"" + r.memberlist_advertise_addr + "\"");
+  }
+  if (r.memberlist_cluster_label.size() > 255) {
+    err("ring.memberlist_cluster_label", "must be at most 255 bytes, got " + std::to_string(r.memberlist_cluster_label.size()));
+  }
+  const std::pair<const char*, Millis> positive[] = {
+      {"ring.memberlist_gossip_interval", r.memberlist_gossip_interval},
+      {"ring.memberlist_pullpush_interval", r.memberlist_pullpush_interval},
+      {"ring.memberlist_stream_timeout", r.memberlist_stream_timeout},
+      {"ring.memberlist_probe_interval", r.memberlist_probe_interval},
+      {"ring.memberlist_probe_timeout", r.memberlist_probe_timeout},
+      {"ring.memberlist_leave_timeout", r.memberlist_leave_timeout},
+      {"ring.memberlist_min_join_backoff", r.memberlist_min_join_backoff},
+      {"ring.memberlist_max_join_backoff", r.memberlist_max_join_backoff},
+  };
+  for (const auto& [key, d] : positive) {
+    if (d.count() <= 0) err(key, "must be positive, got " + FormatDuration(d));
+  }
+  const std::pair<const char*, Millis> non_negative[] = {
+      {"ring.memberlist_gossip_to_dead_nodes_time", r.memberlist_gossip_to_dead_nodes_time},
+      {"ring.memberlist_dead_node_reclaim_time", r.memberlist_dead_node_reclaim_time},
+      {"ring.memberlist_left_ingesters_timeout", r.memberlist_left_ingesters_timeout},
+      {"ring.memberlist_rejoin_interval", r.memberlist_rejoin_interval},
+  };
+  for (const auto& [key, d] : non_negative) {
+    if (d.count() < 0) err(key, "must not be negative, got " + FormatDuration(d));
+  }
+  if (r.memberlist_probe_timeout.count() > 0 && r.memberlist_probe_timeout >= r.memberlist_probe_interval) {
+    err("ring.memberlist_probe_timeout", "must be shorter than ring.memberlist_probe_interval (" +
+                                             FormatDuration(r.memberlist_probe_interval) + "), got " +
+                                             FormatDuration(r.memberlist_probe_timeout));
+  }
+  if (r.memberlist_min_join_backoff > r.memberlist_max_join_backoff) {
+    err("ring.memberlist_min_join_backoff", "must not exceed ring.memberlist_max_join_backoff (" +
+                                                FormatDuration(r.memberlist_max_join_backoff) + ")");
+  }
 }
 
 void ValidateRing(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
@@ -551,6 +661,7 @@ void ValidateRing(const RingConfig& r, const std::function<void(const std::strin
     err("ring.heartbeat_timeout", "must be longer than ring.heartbeat_period (" + FormatDuration(r.heartbeat_period) +
                                       "), got " + FormatDuration(r.heartbeat_timeout));
   }
+  ValidateMemberlist(r, err);
 }
 
 bool ValidListenAddress(const std::string& addr) {

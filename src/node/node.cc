@@ -6,6 +6,7 @@
 #include "kafka/topic_check.h"
 #include "node/http_api.h"
 #include "node/ring_backends.h"
+#include "ring/memberlist/memberlist_kv.h"
 #include "ring/instance_addr.h"
 
 namespace limits {
@@ -146,6 +147,11 @@ Status Node::StartParts() {
        [this](const http::Request& r) { return UsageResponse(r, *store_, *partitions_); }},
       {"/partitions", [this](const http::Request& r) { return PartitionsResponse(r, *store_, *partitions_, *db_); }},
   };
+  if (auto* gossip = dynamic_cast<ring::memberlist::MemberlistKv*>(ring_kv_.get())) {
+    routes.push_back({"/memberlist", [gossip](const http::Request&) {
+                        return http::Response{200, "application/json", gossip->StatusJson()};
+                      }});
+  }
   ASSIGN_OR_RETURN(http_, http::HttpServer::Start(c.server.http_listen, std::move(routes)));
   log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
   return Status::OK();

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "ring/etcd_kv.h"
+#include "ring/memberlist/memberlist_kv.h"
 
 namespace limits {
 namespace {
@@ -16,10 +17,41 @@ Result<std::unique_ptr<ring::KvClient>> MakeEtcd(const config::Config& c, promet
   return std::unique_ptr<ring::KvClient>(std::move(kv));
 }
 
+Result<std::unique_ptr<ring::KvClient>> MakeMemberlist(const config::Config& c, prometheus::Registry& registry) {
+  const config::RingConfig& r = c.ring;
+  ring::memberlist::MemberlistOptions o;
+  o.join = r.memberlist_join;
+  o.bind_addr = r.memberlist_bind_addr;
+  o.bind_port = r.memberlist_bind_port;
+  o.advertise_addr = r.memberlist_advertise_addr;
+  o.advertise_port = r.memberlist_advertise_port;
+  o.node_name = r.memberlist_node_name.empty() ? c.node.instance_id : r.memberlist_node_name;
+  o.randomize_node_name = r.memberlist_randomize_node_name;
+  o.cluster_label = r.memberlist_cluster_label;
+  o.cluster_label_verification_disabled = r.memberlist_cluster_label_verification_disabled;
+  o.gossip_interval = r.memberlist_gossip_interval;
+  o.gossip_nodes = r.memberlist_gossip_nodes;
+  o.push_pull_interval = r.memberlist_pullpush_interval;
+  o.gossip_to_dead_nodes_time = r.memberlist_gossip_to_dead_nodes_time;
+  o.dead_node_reclaim_time = r.memberlist_dead_node_reclaim_time;
+  o.retransmit_factor = r.memberlist_retransmit_factor;
+  o.stream_timeout = r.memberlist_stream_timeout;
+  o.probe_interval = r.memberlist_probe_interval;
+  o.probe_timeout = r.memberlist_probe_timeout;
+  o.left_ingesters_timeout = r.memberlist_left_ingesters_timeout;
+  o.leave_timeout = r.memberlist_leave_timeout;
+  o.min_join_backoff = r.memberlist_min_join_backoff;
+  o.max_join_backoff = r.memberlist_max_join_backoff;
+  o.rejoin_interval = r.memberlist_rejoin_interval;
+  ASSIGN_OR_RETURN(std::unique_ptr<ring::memberlist::MemberlistKv> kv,
+                   ring::memberlist::MemberlistKv::Create(std::move(o), registry));
+  return std::unique_ptr<ring::KvClient>(std::move(kv));
+}
+
 const std::map<std::string_view, RingKvFactory>& Backends() {
   static const std::map<std::string_view, RingKvFactory> backends = {
       {"etcd", MakeEtcd},
-      // {"memberlist", memberlist::MakeKv},  (issue 11)
+      {"memberlist", MakeMemberlist},
   };
   return backends;
 }
