@@ -277,9 +277,10 @@ Status Lifecycler::Register() {
   int64_t registered_at = 0;
   bool existed = false;
   size_t reused = 0;
-  const int64_t now_s = clock_.NowMillis() / 1000;
   Status s = CasOurEntry(Op::kRegister, [&](::ring::Desc& desc) -> Result<KvClient::CasAction> {
-    auto& ingesters = *desc.mutable_ingesters();
+    // Read in the callback, as dskit does: a retry writes the time of the retry.
+    const int64_t now_s = clock_.NowMillis() / 1000;
+      auto& ingesters = *desc.mutable_ingesters();
     auto it = ingesters.find(options_.instance_id);
     existed = it != ingesters.end();
     reused = existed ? static_cast<size_t>(it->second.tokens_size()) : 0;
@@ -313,11 +314,12 @@ Status Lifecycler::Heartbeat() {
   }
   const ::ring::InstanceState prev = status().state;
   const ::ring::InstanceState state = serving ? ::ring::ACTIVE : (prev == ::ring::PENDING ? ::ring::JOINING : prev);
-  const int64_t now_s = clock_.NowMillis() / 1000;
   bool readded = false;
   int64_t new_registered_at = registered_at_s_;
   Status s = CasOurEntry(Op::kHeartbeat, [&](::ring::Desc& desc) -> Result<KvClient::CasAction> {
-    auto& ingesters = *desc.mutable_ingesters();
+    // Read in the callback, as dskit does: a retry writes the time of the retry.
+    const int64_t now_s = clock_.NowMillis() / 1000;
+      auto& ingesters = *desc.mutable_ingesters();
     readded = ingesters.find(options_.instance_id) == ingesters.end();
     // The entry vanished (KV reset, or removed by an operator): register again "now", as
     // dskit does, so shuffle-sharding readers see a new instance.
@@ -341,10 +343,11 @@ Status Lifecycler::Heartbeat() {
 
 Status Lifecycler::Leave() {
   std::lock_guard op_lock(op_mu_);
-  const int64_t now_s = clock_.NowMillis() / 1000;
   bool missing = false;
   Status s = CasOurEntry(Op::kLeave, [&](::ring::Desc& desc) -> Result<KvClient::CasAction> {
-    auto& ingesters = *desc.mutable_ingesters();
+    // Read in the callback, as dskit does: a retry writes the time of the retry.
+    const int64_t now_s = clock_.NowMillis() / 1000;
+      auto& ingesters = *desc.mutable_ingesters();
     auto it = ingesters.find(options_.instance_id);
     missing = it == ingesters.end();
     if (missing) return KvClient::CasAction::kSkip;

@@ -156,10 +156,12 @@ TEST_F(ServingTest, StreamsOfAReplayingPartitionGetReasonOne) {
   kafka_.Flush();
   // Consumed records wait 3 s before they are applied: the partition is observably replaying.
   StartNode(nullptr, NodeOptions{.apply_interval = 3s});
+  // Look-ups run per partition: wait for the others to be ready too.
   ASSERT_TRUE(WaitFor(
       [&] {
         auto info = node_->partitions().Get(0);
-        return info && info->state == PartitionState::kReplaying;
+        return info && info->state == PartitionState::kReplaying &&
+               node_->partitions().Serving()->Count() == kPartitions - 1;
       },
       120s));
   EXPECT_EQ(Rejected("r", {0, 400}), (std::map<uint64_t, uint32_t>{{0, 1}, {400, 1}}));
