@@ -12,6 +12,7 @@
 #include "storage/codec.h"
 #include "storage/column_families.h"
 #include "storage/db_options.h"
+#include "storage/info_log.h"
 #include "storage/rocks_status.h"
 
 namespace limits::storage {
@@ -110,6 +111,8 @@ Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
     s = rocksdb::DB::OpenAsSecondary(secondary, options.path, options.secondary_path, descriptors, &handles,
                                      &rep->db);
   } else {
+    // Our own info log: RocksDB's asserts after a failed write (a full disk) — see info_log.h.
+    rep->rocks.db.info_log = std::make_shared<InfoLog>(options.path, 16 << 20, rocksdb::InfoLogLevel::INFO_LEVEL);
     rocksdb::Options open_options(rep->rocks.db, rep->rocks.meta_cf);
     s = rocksdb::DB::Open(open_options, options.path, descriptors, &handles, &rep->db);
   }

@@ -316,6 +316,7 @@ Status UsageStore::Flush() {
       flush_completed_ = std::max(flush_completed_, target);
     } else {
       failed_ = s.Prefixed("usage store write failed; refusing updates until restart");
+      failed_since_ms_.store(options_.clock->NowMillis(), std::memory_order_relaxed);
       log::Error("store", "write failed").Kv("error", s.ToString());
     }
     flush_cv_.notify_all();

@@ -224,6 +224,8 @@ class UsageStore {
   const LoadStats& load_stats() const { return load_stats_; }
   // OK unless a write failed (then the store refuses updates until restarted).
   Status health() { return CheckHealthy(); }
+  // When the first write failed (unix ms); 0 while healthy.
+  int64_t failed_since_ms() const { return failed_since_ms_.load(std::memory_order_relaxed); }
   int32_t num_partitions() const { return options_.num_partitions; }
   const Windows& windows() const { return options_.windows; }
 
@@ -265,6 +267,7 @@ class UsageStore {
   uint64_t flush_requested_ = 0;     // GUARDED_BY(flush_mu_)
   uint64_t flush_completed_ = 0;     // GUARDED_BY(flush_mu_)
   Status failed_;                    // GUARDED_BY(flush_mu_); sticky write failure
+  std::atomic<int64_t> failed_since_ms_{0};
 };
 
 }  // namespace limits

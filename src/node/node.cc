@@ -137,7 +137,7 @@ Status Node::StartParts() {
                                                   static_cast<size_t>(c.metrics.max_tenant_series));
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
-      {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},
+      {"/live", [this](const http::Request&) { return Live(); }},
       {"/metrics",
        [this](const http::Request&) {
          return http::Response{200, "text/plain; version=0.0.4; charset=utf-8",
@@ -185,6 +185,18 @@ Status Node::StartRing() {
 Status Node::ReloadOverrides() {
   if (!reloader_) return Status::FailedPrecondition("no limits.overrides_file configured");
   return reloader_->Reload();
+}
+
+http::Response Node::Live() const {
+  // A failed store is sticky: past the grace, report it so Kubernetes restarts the pod (the
+  // node has left the consumer group already; a restart reloads and replays).
+  const int64_t failed_since = store_->failed_since_ms();
+  if (failed_since > 0 && clock_.NowMillis() - failed_since >= config_.store.failure_grace.count()) {
+    return {503, "text/plain; charset=utf-8",
+            "store failed " + std::to_string((clock_.NowMillis() - failed_since) / 1000) +
+                " s ago: " + store_->health().message() + "\n"};
+  }
+  return {200, "text/plain; charset=utf-8", "live\n"};
 }
 
 http::Response Node::Ready() const {

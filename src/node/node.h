@@ -85,6 +85,7 @@ class Node {
   Status StartParts();
   Status StartRing();
   http::Response Ready() const;
+  http::Response Live() const;
 
   const config::Config config_;
   const Clock& clock_;

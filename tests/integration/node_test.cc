@@ -3,21 +3,17 @@
 // handoff, revoke/re-assign inside and outside the retention, offset look-up failure,
 // corrupt records. Timings follow MOCK-KAFKA.md: a first assignment takes ~3 s, every later
 // rebalance ~session.timeout (6 s here).
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include "node/node.h"
 #include "testing/http_client.h"
+#include "testing/limitsd_process.h"
 #include "testing/node_log.h"
 #include "testing/node_partitions.h"
 #include "testing/raw_produce.h"
@@ -117,64 +113,11 @@ TEST_F(NodeTest, GracefulRestartReplaysOnlyNewRecords) {
 }
 
 // A limitsd process (the real binary), for what needs a process boundary: SIGKILL.
-class NodeProcess {
+class NodeProcess : public testing::LimitsdProcess {
  public:
-  NodeProcess(const TestKafka& kafka, const std::string& dir, const std::string& log_path) : log_path_(log_path) {
-    const config::Config c = kafka.NodeConfig(dir, "zone-a", "killed");
-    std::vector<std::string> args = {LIMITSD,
-                                     "--set", "kafka.brokers=" + c.kafka.brokers,
-                                     "--set", "kafka.num_partitions=" + std::to_string(c.kafka.num_partitions),
-                                     "--set", "store.path=" + c.store.path,
-                                     "--set", "node.instance_id=killed",
-                                     "--set", "server.http_listen=127.0.0.1:0",
-                                     "--set", "server.grpc_listen=127.0.0.1:0",
-                                     "--set", "windows.wait_assign=2s"};
-    for (const auto& [k, v] : c.kafka.properties) {
-      args.push_back("--set");
-      args.push_back("kafka.properties." + k + "=" + v);
-    }
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, STDERR_FILENO);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~NodeProcess() { Kill(SIGKILL); }
-
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  std::string Log() const {
-    std::ifstream in(log_path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  // Ready with all its partitions (not merely "nothing assigned yet").
-  bool ReadyWithAllPartitions() const {
-    const int port = HttpPort();
-    return port > 0 && HttpGet(port, "/ready").body.find("ready: 4 partitions") != std::string::npos;
-  }
-  // The HTTP port, from the node's "listening" log line; 0 until it is written.
-  int HttpPort() const {
-    std::smatch m;
-    const std::string log = Log();
-    static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
-    return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
-  }
-  std::pair<int64_t, int64_t> Planned() const { return testing::PlannedFromLog(Log()); }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
+  NodeProcess(const TestKafka& kafka, const std::string& dir, const std::string& log_path)
+      : testing::LimitsdProcess(LIMITSD, kafka.NodeConfig(dir, "zone-a", "killed"), log_path) {}
+  bool ReadyWithAllPartitions() const { return ReadyWith(kPartitions); }
 };
 
 // 2b. Restart after SIGKILL: the checkpoint on disk decides where replay resumes.

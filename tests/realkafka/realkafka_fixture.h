@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "node/node.h"
+#include "testing/limitsd_process.h"
 #include "testing/node_log.h"
 #include "testing/node_partitions.h"
 #include "testing/real_kafka.h"
@@ -61,26 +62,10 @@ class RealKafkaTest : public ::testing::Test {
   const PartitionSet all_ = PartitionSet::All(kPartitions);
 };
 
-// A limitsd process (build/bin/limitsd) on a configuration, for what needs a process boundary:
-// SIGKILL. Its stderr (the JSON log) goes to a file.
-class LimitsdProcess {
+// The limitsd binary of this build as a process (SIGKILL needs a process boundary).
+class LimitsdProcess : public testing::LimitsdProcess {
  public:
-  LimitsdProcess(const config::Config& c, const std::string& log_path);
-  ~LimitsdProcess();
-  void Kill(int sig);
-  std::string Log() const;
-  // The HTTP port, from the http component's "listening" log line; 0 until it is written.
-  int HttpPort() const;
-  // Ready with `n` partitions (not merely "nothing assigned yet").
-  bool ReadyWith(size_t n) const;
-  // Assigned partitions in state ready, from GET /partitions.
-  std::set<int32_t> ReadyPartitions() const;
-  // Partitions planned and records to replay, from the lifecycle's summary lines.
-  std::pair<int64_t, int64_t> Planned() const { return testing::PlannedFromLog(Log()); }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
+  LimitsdProcess(const config::Config& c, const std::string& log_path) : testing::LimitsdProcess(LIMITSD, c, log_path) {}
 };
 
 }  // namespace limits::realkafka
