@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev libcivetweb-dev
+  libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
   python3-grpcio python3-protobuf
