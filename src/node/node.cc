@@ -100,7 +100,9 @@ Status Node::StartParts() {
   checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
                                              LimitsChecker::Options{.num_partitions = c.kafka.num_partitions});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
-  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start({.listen = c.server.grpc_listen}, *service_));
+  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
+                              {.listen = c.server.grpc_listen, .in_flight = [this] { return service_->in_flight(); }},
+                              *service_));
 
   collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(), clock_);
   std::vector<std::pair<std::string, http::Handler>> routes = {

@@ -281,5 +281,31 @@ TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldL
   EXPECT_TRUE(Rejected("t", {1, 2}).empty());  // known streams still accepted
 }
 
+// Issue 8 item 13 on the node: a UTF-8 tenant's usage document names it as written (it came
+// back as "t\u00c3\u00a9..."), and "dupt%00xyz" is refused instead of answered for "dupt".
+// Item 24: the probes and the scrape refuse other methods.
+TEST_F(ServingTest, Item13_UsageOfAUtf8TenantAndAnEncodedNulItem24_Methods) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_TRUE(Rejected("t\xC3\xA9n\xC3\xA4nt", {1, 2}).empty());
+  EXPECT_TRUE(Rejected("dupt", {1}).empty());
+  const int port = node_->http_port();
+  testing::HttpResult usage = HttpGet(port, "/ingest-limits/usage/t%C3%A9n%C3%A4nt");
+  EXPECT_EQ(usage.status, 200);
+  EXPECT_THAT(usage.body, HasSubstr("\"tenant\": \"t\xC3\xA9n\xC3\xA4nt\""));
+  EXPECT_THAT(usage.body, HasSubstr("\"streams_total\": 2"));
+  testing::HttpResult nul = HttpGet(port, "/ingest-limits/usage/dupt%00xyz");
+  EXPECT_EQ(nul.status, 400) << nul.body;
+  EXPECT_THAT(nul.body, ::testing::Not(HasSubstr("\"streams_total\"")));
+  EXPECT_EQ(HttpGet(port, "/ingest-limits/usage/%FF").status, 400);
+  EXPECT_EQ(HttpGet(port, "/ingest-limits/usage/dupt").status, 200);
+  for (const char* path : {"/ready", "/metrics", "/live"}) {
+    for (const char* method : {"POST", "PUT", "DELETE"}) {
+      EXPECT_EQ(testing::HttpRequest(port, method, path).status, 405) << method << " " << path;
+    }
+    EXPECT_EQ(testing::HttpRequest(port, "HEAD", path).status, 200) << path;
+  }
+}
+
 }  // namespace
 }  // namespace limits
