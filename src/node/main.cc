@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "config/load_config.h"
+#include "node/check_config.h"
 #include "node/node.h"
 
 using namespace limits;
@@ -71,6 +72,12 @@ int main(int argc, char** argv) {
   if (!cfg.ok()) {
     std::fprintf(stderr, "limitsd: invalid configuration%s%s:\n%s\n", config_path.empty() ? "" : " in ",
                  config_path.c_str(), cfg.status().message().c_str());
+    return 2;
+  }
+  // What the file's rules cannot see: librdkafka's verdict, the overrides file, the store path.
+  if (Status s = CheckConfig(*cfg); !s.ok()) {
+    std::fprintf(stderr, "limitsd: invalid configuration%s%s:\n%s\n", config_path.empty() ? "" : " in ",
+                 config_path.c_str(), s.message().c_str());
     return 2;
   }
   if (check_only) {
