@@ -307,5 +307,31 @@ TEST_F(ServingTest, Item13_UsageOfAUtf8TenantAndAnEncodedNulItem24_Methods) {
   }
 }
 
+// Issue 10 item 3: Loki's runtime-config YAML as the overrides file, under the same reload
+// rules: picked up on change, a broken file keeps the limits in force.
+TEST_F(ServingTest, LokiRuntimeConfigYamlReloadsLikeTheTomlOverrides) {
+  const std::string overrides = dir_.Sub("runtime-config.yaml");
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: 2\n    retention_period: 744h\n";
+  StartNode([&](config::Config& c) { c.limits.overrides_file = overrides; });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_EQ(Rejected("t", {1, 2, 3}).size(), 1u);
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: 5\n"
+                              "    policy_override_limits:\n      gold:\n        max_global_streams_per_user: 1\n";
+  ASSERT_TRUE(WaitFor([&] { return Rejected("t", {3}).empty(); }, 30s));
+  EXPECT_EQ(Rejected("t", {10, 11}, 100, "gold").size(), 1u);  // the policy's own limit
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: lots\n";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto m = testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body);
+        return m.Value("limitsd_overrides_reload_failures_total") >= 1;
+      },
+      30s));
+  Status reload = node_->ReloadOverrides();
+  EXPECT_FALSE(reload.ok());
+  EXPECT_THAT(reload.message(), HasSubstr("overrides.t.max_global_streams_per_user: expected an integer, got \"lots\""));
+  EXPECT_THAT(reload.message(), HasSubstr("runtime-config.yaml:3)"));
+  EXPECT_EQ(Rejected("t", {4, 5, 6}), (std::map<uint64_t, uint32_t>{{6, 2}}));  // still 5: 1-3 active, 4 and 5 fit
+}
+
 }  // namespace
 }  // namespace limits
