@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything limitsd needs to build and test on Debian 12, from Debian's packages only.
 # Idempotent: apt skips what is already installed. Run as root or with sudo available.
+#   scripts/install-deps.sh          build and test (what CI and the README's commands use)
+#   scripts/install-deps.sh build    only what compiling needs (deploy/Dockerfile's build stage)
 set -euo pipefail
+
+mode="${1:-all}"
+case "$mode" in
+  all | build) ;;
+  *) echo "usage: $0 [build]" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake pkg-config
@@ -9,8 +17,17 @@ packages=(
   libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
-  python3-grpcio python3-protobuf
 )
+test_packages=(
+  python3-grpcio python3-protobuf
+  # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation
+  etcd-server etcd-client python3-snappy
+  # tests/deploy: manifests, lint, alert rules (promtool is in Debian's prometheus package)
+  python3-yaml yamllint prometheus
+  # deploy/test-image.sh: bootstrap a Debian base image, build and run deploy/Dockerfile
+  podman runc mmdebstrap uidmap
+)
+if [ "$mode" = all ]; then packages+=("${test_packages[@]}"); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,6 +40,18 @@ fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+# The prometheus package is here for promtool: keep apt from starting its server (it would
+# listen on :9090) through the standard policy-rc.d hook, if the machine has none of its own.
+policy=/usr/sbin/policy-rc.d
+remove_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  remove_policy=1
+fi
 echo "install-deps: installing ${missing[*]}"
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+status=0
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
+if [ -n "$remove_policy" ]; then $sudo rm -f "$policy"; fi
+exit "$status"

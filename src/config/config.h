@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "limits/tenant_limits.h"
 
@@ -28,14 +29,24 @@ inline constexpr Millis kDefaultEvictionInterval = 10min;
 inline constexpr Millis kDefaultRevokedRetention = 10min;
 inline constexpr Millis kDefaultProduceInterval = 1min;
 inline constexpr Millis kDefaultWaitAssign = 30s;
+inline constexpr Millis kDefaultLookupGiveUp = 2min;
+inline constexpr Millis kDefaultStoreFailureGrace = 1min;
 inline constexpr char kDefaultGrpcListen[] = "0.0.0.0:9095";
 inline constexpr char kDefaultHttpListen[] = "0.0.0.0:3100";
 inline constexpr char kDefaultLogLevel[] = "info";
 inline constexpr char kDefaultLogFormat[] = "json";
 
+inline constexpr Millis kDefaultEtcdDialTimeout = 10s;
+inline constexpr char kDefaultRingPrefix[] = "collectors/";
+inline constexpr char kDefaultRingKey[] = "ingest-limits";
+inline constexpr int32_t kDefaultNumTokens = 128;
+inline constexpr Millis kDefaultHeartbeatPeriod = 5s;
+inline constexpr Millis kDefaultHeartbeatTimeout = 1min;
+
 // Upper bounds that keep a typo from turning into an outage (e.g. 10^9 partitions).
 inline constexpr int32_t kMaxNumPartitions = 100000;
 inline constexpr int64_t kMaxRateBuckets = 1024;
+inline constexpr int64_t kMaxNumTokens = 8192;
 // Every duration key is at most 2^32 - 1 seconds (~136 years): the usage store keeps its
 // windows and its timestamps in unsigned 32-bit seconds, and the other durations go into
 // clocks and timers (int64 ms, steady_clock ns) where this bound never overflows.
@@ -64,8 +75,17 @@ struct KafkaConfig {
   int32_t num_partitions = kDefaultNumPartitions;
   // Consumer group. Empty in the file means "limitsd-<zone>"; never empty after loading.
   std::string consumer_group;
-  // librdkafka properties, passed verbatim to both consumer and producer.
+  // group.instance.id = node.instance_id (KIP-345): a restarted pod rejoins within the
+  // session timeout and gets its partitions back without a rebalance of the others.
+  bool static_membership = true;
+  // librdkafka properties, passed verbatim to each client librdkafka applies them to
+  // (a consumer-only property goes to the consumers only, a producer-only one to the producer).
   std::map<std::string, std::string> properties;
+  // librdkafka properties for the consumers only (the group consumer, the offset look-ups'
+  // connection settings), over `properties`.
+  std::map<std::string, std::string> consumer_properties;
+  // librdkafka properties for the producer only, over `properties`.
+  std::map<std::string, std::string> producer_properties;
 };
 
 struct StoreConfig {
@@ -75,6 +95,9 @@ struct StoreConfig {
   uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
   // One memtable budget shared by every column family.
   uint64_t write_buffer_bytes = kDefaultWriteBufferBytes;
+  // After the store fails (a write error is sticky), /live reports failure once this long
+  // has passed, so Kubernetes restarts the pod (the node leaves the consumer group at once).
+  Millis failure_grace = kDefaultStoreFailureGrace;
 };
 
 struct WindowsConfig {
@@ -92,6 +115,10 @@ struct WindowsConfig {
   Millis produce_interval = kDefaultProduceInterval;
   // With nothing assigned after this long, the node reports ready anyway.
   Millis wait_assign = kDefaultWaitAssign;
+  // A partition whose log bounds cannot be looked up is not served; after this long it is
+  // served anyway (replaying from its checkpoint in the background) — liveness over
+  // exactness, logged and counted (limitsd_lookup_give_ups_total).
+  Millis lookup_give_up = kDefaultLookupGiveUp;
 };
 
 struct ServerConfig {
@@ -116,6 +143,33 @@ struct LimitsConfig {
   std::map<std::string, TenantOverrides> tenants;
 };
 
+// Membership in Loki's ingest-limits ring (dskit), so Loki's limits frontend finds this node.
+// Defaults are dskit's lifecycler defaults.
+struct RingConfig {
+  // KV store of the ring: "" (no ring), "etcd", "memberlist".
+  std::string store;
+  // etcd client URLs, host:port (or http://host:port).
+  std::vector<std::string> etcd_endpoints;
+  // Deadline of an etcd call while the connection is not established.
+  Millis etcd_dial_timeout = kDefaultEtcdDialTimeout;
+  // The ring's KV key is prefix + key (Loki: "collectors/" + "ingest-limits").
+  std::string prefix = kDefaultRingPrefix;
+  std::string key = kDefaultRingKey;
+  // Advertised host; empty means the first non-loopback IPv4 address of this machine.
+  std::string instance_addr;
+  // Advertised port; 0 means the port the gRPC server listens on.
+  int32_t instance_port = 0;
+  // Tokens of this instance in the ring.
+  int32_t num_tokens = kDefaultNumTokens;
+  // How often the instance's heartbeat timestamp is refreshed.
+  Millis heartbeat_period = kDefaultHeartbeatPeriod;
+  // Readers skip an instance whose heartbeat is older than this (Loki's frontend uses its
+  // own setting; this one decides when the node warns that it is being skipped).
+  Millis heartbeat_timeout = kDefaultHeartbeatTimeout;
+  // Remove the instance from the ring on a graceful shutdown (else it stays LEAVING).
+  bool unregister_on_shutdown = true;
+};
+
 struct Config {
   NodeConfig node;
   KafkaConfig kafka;
@@ -124,6 +178,7 @@ struct Config {
   ServerConfig server;
   LogConfig log;
   LimitsConfig limits;
+  RingConfig ring;
 };
 
 }  // namespace limits::config

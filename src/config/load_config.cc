@@ -14,10 +14,13 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include <arpa/inet.h>
+
 #include "common/listen_address.h"
 #include "common/log.h"
 #include "config/loki_overrides.h"
 #include "config/units.h"
+#include "ring/etcd_endpoint.h"
 
 namespace limits::config {
 namespace {
@@ -118,6 +121,46 @@ class Reader {
                                        ", got " + std::to_string(n), v);
     }
     *out = n;
+  }
+
+  // A boolean; from --set, the text "true" or "false".
+  void Bool(std::string_view key, bool* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    if (v->is_boolean()) {
+      *out = v->as_boolean();
+    } else if (FromSetText(key, v) && (v->as_string().str == "true" || v->as_string().str == "false")) {
+      *out = v->as_string().str == "true";
+    } else {
+      Wrong(key, v, "true or false");
+    }
+  }
+
+  // An array of strings; from --set, comma-separated text ("h1:2379,h2:2379").
+  void StringList(std::string_view key, std::vector<std::string>* out) {
+    const toml::value* v = Find(key);
+    if (v == nullptr) return;
+    std::vector<std::string> items;
+    if (FromSetText(key, v)) {
+      std::string_view text = v->as_string().str;
+      while (!text.empty()) {
+        const size_t comma = text.find(',');
+        std::string_view item = text.substr(0, comma);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        if (!item.empty()) items.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+      }
+    } else if (v->is_array()) {
+      for (const toml::value& item : v->as_array()) {
+        if (!item.is_string()) return Wrong(key, v, "an array of strings");
+        items.push_back(item.as_string().str);
+      }
+    } else {
+      return Wrong(key, v, "an array of strings like [\"etcd-0:2379\"]");
+    }
+    *out = std::move(items);
   }
 
   void Count(std::string_view key, uint64_t* out) {
@@ -322,8 +365,10 @@ void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* dia
     diag->errors.push_back("--set " + assignment + ": expected key=value with a dotted key, e.g. kafka.brokers=host:9092");
     return;
   }
-  // Everything after kafka.properties is one librdkafka property name, dots included.
-  if (segs.size() > 3 && segs[0] == "kafka" && segs[1] == "properties") {
+  // Everything after kafka.properties (or consumer_/producer_properties) is one librdkafka
+  // property name, dots included.
+  if (segs.size() > 3 && segs[0] == "kafka" &&
+      (segs[1] == "properties" || segs[1] == "consumer_properties" || segs[1] == "producer_properties")) {
     std::string name = segs[2];
     for (size_t i = 3; i < segs.size(); ++i) name += "." + segs[i];
     segs.resize(2);
@@ -430,13 +475,17 @@ void ReadConfig(Reader& root, Config* c) {
   kafka.Integer("num_partitions", 1, kMaxNumPartitions, &partitions);
   c->kafka.num_partitions = static_cast<int32_t>(partitions);
   kafka.String("consumer_group", &c->kafka.consumer_group);
+  kafka.Bool("static_membership", &c->kafka.static_membership);
   kafka.StringMap("properties", &c->kafka.properties);
+  kafka.StringMap("consumer_properties", &c->kafka.consumer_properties);
+  kafka.StringMap("producer_properties", &c->kafka.producer_properties);
   kafka.Finish();
 
   Reader store = root.Sub("store");
   store.String("path", &c->store.path);
   store.Size("block_cache", &c->store.block_cache_bytes);
   store.Size("write_buffer", &c->store.write_buffer_bytes);
+  store.Duration("failure_grace", &c->store.failure_grace);
   store.Finish();
 
   Reader w = root.Sub("windows");
@@ -447,6 +496,7 @@ void ReadConfig(Reader& root, Config* c) {
   w.Duration("revoked_retention", &c->windows.revoked_retention);
   w.Duration("produce_interval", &c->windows.produce_interval);
   w.Duration("wait_assign", &c->windows.wait_assign);
+  w.Duration("lookup_give_up", &c->windows.lookup_give_up);
   w.Finish();
 
   Reader server = root.Sub("server");
@@ -467,6 +517,24 @@ void ReadConfig(Reader& root, Config* c) {
   Reader tenants = limits.Sub("tenants");
   ReadTenants(tenants, &c->limits.tenants);
   limits.Finish();
+
+  Reader ring = root.Sub("ring");
+  ring.String("store", &c->ring.store);
+  ring.StringList("etcd_endpoints", &c->ring.etcd_endpoints);
+  ring.Duration("etcd_dial_timeout", &c->ring.etcd_dial_timeout);
+  ring.String("prefix", &c->ring.prefix);
+  ring.String("key", &c->ring.key);
+  ring.String("instance_addr", &c->ring.instance_addr);
+  int64_t port = c->ring.instance_port;
+  ring.Integer("instance_port", 0, 65535, &port);
+  c->ring.instance_port = static_cast<int32_t>(port);
+  int64_t tokens = c->ring.num_tokens;
+  ring.Integer("num_tokens", 1, kMaxNumTokens, &tokens);
+  c->ring.num_tokens = static_cast<int32_t>(tokens);
+  ring.Duration("heartbeat_period", &c->ring.heartbeat_period);
+  ring.Duration("heartbeat_timeout", &c->ring.heartbeat_timeout);
+  ring.Bool("unregister_on_shutdown", &c->ring.unregister_on_shutdown);
+  ring.Finish();
 
   root.Finish();
 }
@@ -508,6 +576,36 @@ void ValidateLimitNames(const LimitsConfig& l, const std::function<void(const st
   }
 }
 
+void ValidateRing(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
+  if (r.store != "" && r.store != "etcd" && r.store != "memberlist") {
+    err("ring.store", "expected \"\" (no ring), \"etcd\" or \"memberlist\", got \"" + r.store + "\"");
+  }
+  if (r.store == "etcd" && r.etcd_endpoints.empty()) {
+    err("ring.etcd_endpoints", "must list at least one host:port when ring.store = \"etcd\"");
+  }
+  for (const std::string& e : r.etcd_endpoints) {
+    Result<std::string> parsed = ring::ParseEtcdEndpoint(e);
+    if (!parsed.ok()) err("ring.etcd_endpoints", parsed.status().message());
+  }
+  if (r.etcd_dial_timeout.count() <= 0) err("ring.etcd_dial_timeout", "must be positive, got " + FormatDuration(r.etcd_dial_timeout));
+  if (r.key.empty()) err("ring.key", "must not be empty");
+  if (!r.instance_addr.empty()) {
+    in6_addr v6;
+    const bool has_colon = r.instance_addr.find(':') != std::string::npos;
+    if (r.instance_addr.find_first_of(" \t/[]") != std::string::npos ||
+        (has_colon && inet_pton(AF_INET6, r.instance_addr.c_str(), &v6) != 1)) {
+      err("ring.instance_addr", "expected a host name or IP address without a port (see ring.instance_port), got \"" +
+                                    r.instance_addr + "\"");
+    }
+  }
+  const bool period_ok = r.heartbeat_period.count() > 0;
+  if (!period_ok) err("ring.heartbeat_period", "must be positive, got " + FormatDuration(r.heartbeat_period));
+  if (period_ok && r.heartbeat_timeout <= r.heartbeat_period) {
+    err("ring.heartbeat_timeout", "must be longer than ring.heartbeat_period (" + FormatDuration(r.heartbeat_period) +
+                                      "), got " + FormatDuration(r.heartbeat_timeout));
+  }
+}
+
 void Validate(const Config& c, Diagnostics* d) {
   auto err = [d](const std::string& key, const std::string& problem) { d->Add(key, problem, nullptr); };
   if (c.node.zone.empty()) err("node.zone", "must not be empty");
@@ -524,6 +622,8 @@ void Validate(const Config& c, Diagnostics* d) {
       {"windows.revoked_retention", c.windows.revoked_retention},
       {"windows.produce_interval", c.windows.produce_interval},
       {"windows.wait_assign", c.windows.wait_assign},
+      {"windows.lookup_give_up", c.windows.lookup_give_up},
+      {"store.failure_grace", c.store.failure_grace},
   };
   bool windows_positive = true;
   for (const auto& [key, value] : windows) {
@@ -561,6 +661,7 @@ void Validate(const Config& c, Diagnostics* d) {
   if (!log::ParseLevel(c.log.level, &level)) err("log.level", "expected debug, info, warn or error, got \"" + c.log.level + "\"");
   log::Format format;
   if (!log::ParseFormat(c.log.format, &format)) err("log.format", "expected json or logfmt, got \"" + c.log.format + "\"");
+  ValidateRing(c.ring, err);
 }
 
 }  // namespace

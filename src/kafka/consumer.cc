@@ -26,6 +26,7 @@ class Consumer::RebalanceHandler final : public RdKafka::RebalanceCb {
   void rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
     try {
+      owner_.rebalanced_once_ = true;
       if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
         owner_.OnAssign(*consumer, partitions);
       } else if (err == RdKafka::ERR__REVOKE_PARTITIONS) {
@@ -71,9 +72,9 @@ Consumer::Consumer(Options options, UsageStore& store, PartitionManager& manager
 Consumer::~Consumer() { Stop(); }
 
 Status Consumer::Start() {
-  ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf,
-                   MakeConf(ConsumerDefaults(options_.brokers, options_.group, options_.instance_id),
-                            options_.properties));
+  Properties defaults = ConsumerDefaults(options_.brokers, options_.group, options_.instance_id);
+  if (options_.static_membership) defaults["group.instance.id"] = options_.instance_id;
+  ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf, MakeConf(defaults, options_.properties));
   std::string err;
   if (conf->set("rebalance_cb", rebalance_.get(), err) != RdKafka::Conf::CONF_OK) return Status::Internal(err);
   consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
@@ -82,7 +83,8 @@ Status Consumer::Start() {
   log::Info("consumer", "joined the consumer group")
       .Kv("group", options_.group)
       .Kv("topic", options_.topic)
-      .Kv("protocol", "cooperative-sticky");
+      .Kv("protocol", "cooperative-sticky")
+      .Kv("static_membership", options_.static_membership);
   running_ = true;
   last_apply_ = last_flush_ = last_progress_ = std::chrono::steady_clock::now();
   thread_ = std::thread([this] { Run(); });
@@ -111,11 +113,16 @@ void Consumer::Run() {
         HandleMessage(*message);
         continue;
       }
-      if (err != RdKafka::ERR__TIMED_OUT && err != RdKafka::ERR__PARTITION_EOF && errors++ % 100 == 0) {
+      if (err == RdKafka::ERR__PARTITION_EOF) {
+        HandleEndOfLog(message->partition(), message->offset());
+        continue;
+      }
+      if (err != RdKafka::ERR__TIMED_OUT && errors++ % 100 == 0) {
         log::Warn("consumer", "consume error").Kv("partition", message->partition()).Kv("error", message->errstr());
       }
       break;
     }
+    if (!stats_.left_group.load(std::memory_order_relaxed) && !store_.health().ok()) LeaveOnStoreFailure();
     ApplyPlans();
     const auto now = std::chrono::steady_clock::now();
     if (pending_records_ >= options_.apply_records || now - last_apply_ >= options_.apply_interval) ApplyPending();
@@ -128,11 +135,39 @@ void Consumer::Run() {
   // Graceful stop: finish the batch and its checkpoint, then leave the group (the final
   // revoke persists the revocation and commits).
   FlushAndCommit();
+  // librdkafka 2.0.2 asserts (rd_kafka_sticky_assignor_state_destroy) when a consumer whose
+  // JoinGroup was answered is destroyed before its first SyncGroup: let a join in progress
+  // finish first. A member id means a JoinGroup was answered.
+  if (!rebalanced_once_ && !consumer_->memberid().empty()) {
+    const auto deadline = std::chrono::steady_clock::now() + options_.join_wait;
+    while (!rebalanced_once_ && std::chrono::steady_clock::now() < deadline) {
+      std::unique_ptr<RdKafka::Message> message(consumer_->consume(50));
+      if (message->err() == RdKafka::ERR_NO_ERROR) HandleMessage(*message);
+    }
+    if (!rebalanced_once_) {
+      log::Warn("consumer", "the group join did not complete; leaving the consumer to the process's exit")
+          .Kv("waited_ms", options_.join_wait.count());
+      (void)consumer_.release();  // closing it now would abort the process
+      return;
+    }
+  }
   consumer_->close();
   log::Info("consumer", "left the consumer group");
 }
 
+void Consumer::LeaveOnStoreFailure() {
+  stats_.left_group = true;
+  log::Error("consumer",
+             "the usage store failed: leaving the consumer group so other nodes take the partitions over "
+             "(restart the node to recover)")
+      .Kv("error", store_.health().ToString());
+  if (RdKafka::ErrorCode rc = consumer_->unsubscribe(); rc != RdKafka::ERR_NO_ERROR) {
+    log::Error("consumer", "unsubscribe failed").Kv("error", RdKafka::err2str(rc));
+  }
+}
+
 void Consumer::HandleMessage(RdKafka::Message& message) {
+  if (stats_.left_group.load(std::memory_order_relaxed)) return;
   auto it = assigned_.find(message.partition());
   if (it == assigned_.end()) return;
   Local& l = it->second;
@@ -148,9 +183,15 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
     stats_.invalid.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::optional<std::string_view> instance;
-  if (r.instance) instance = *r.instance;
-  if (!ShouldApply(l.state, r.zone, instance, options_.zone, options_.instance_id)) {
+  // Loki's producers partition by hash; a record elsewhere would count its stream under a
+  // partition ExceedsLimits never asks, and twice once the right one has it.
+  if (r.stream_hash % static_cast<uint64_t>(options_.num_partitions) != static_cast<uint64_t>(message.partition())) {
+    stats_.misrouted.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::optional<std::string_view> run_tag;
+  if (r.instance) run_tag = *r.instance;
+  if (!ShouldApply(l.state, r.zone, run_tag, options_.zone, options_.run_tag)) {
     stats_.discarded.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -163,6 +204,18 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
   ++pending_records_;
 }
 
+void Consumer::HandleEndOfLog(int32_t partition, int64_t offset) {
+  auto it = assigned_.find(partition);
+  if (it == assigned_.end() || it->second.state != PartitionState::kReplaying) return;
+  Local& l = it->second;
+  // librdkafka drops events of a position before the plan's seek, so this is the log end
+  // as seen from where the replay reads.
+  if (offset > l.position) {
+    l.position = offset;
+    l.advanced = true;
+  }
+}
+
 void Consumer::ApplyPlans() {
   std::vector<AssignmentPlan> plans;
   {
@@ -170,9 +223,20 @@ void Consumer::ApplyPlans() {
     if (plans_.empty()) return;
     plans.swap(plans_);
   }
+  std::vector<int32_t> accepted;
   for (const AssignmentPlan& plan : plans) {
     auto it = assigned_.find(plan.partition);
     if (it == assigned_.end() || it->second.generation != plan.generation) continue;  // revoked since
+    accepted.push_back(plan.partition);
+  }
+  // Accepting the plan of the current assignment cancels a scheduled eviction; a stale plan
+  // never touches a newer revocation record.
+  if (Status s = store_.ClearRevoked(accepted); !s.ok()) {
+    log::Error("consumer", "cannot clear revocations").Kv("error", s.ToString());
+  }
+  for (const AssignmentPlan& plan : plans) {
+    auto it = assigned_.find(plan.partition);
+    if (it == assigned_.end() || it->second.generation != plan.generation) continue;
     Local& l = it->second;
     std::unique_ptr<RdKafka::TopicPartition> tp(
         RdKafka::TopicPartition::create(options_.topic, plan.partition, plan.resume_offset));
@@ -188,13 +252,14 @@ void Consumer::ApplyPlans() {
       manager_.SetReady(plan.partition, plan.generation, plan.end_offset, plan.lookup_failed);
     } else {
       l.state = PartitionState::kReplaying;
-      l.target = plan.end_offset - 1;
+      l.end = plan.end_offset;
       manager_.StartReplay(plan.partition, plan.generation, plan.resume_offset, plan.end_offset);
     }
   }
 }
 
 void Consumer::ApplyPending(const std::vector<int32_t>* only) {
+  if (stats_.left_group.load(std::memory_order_relaxed)) return;  // the store refuses updates
   std::vector<Record> views;
   for (auto& [p, l] : assigned_) {
     if (only && std::find(only->begin(), only->end(), p) == only->end()) continue;
@@ -224,25 +289,30 @@ void Consumer::ApplyPending(const std::vector<int32_t>* only) {
     pending_records_ -= l.pending.size();
     l.pending.clear();
     l.advanced = false;
-    if (l.state == PartitionState::kReplaying) {
-      manager_.UpdateProgress(p, l.position);
-      if (l.position > l.target) {
-        l.state = PartitionState::kReady;
-        states_changed_ = true;
-        manager_.SetReady(p, l.generation, l.target + 1, false);
-        std::optional<PartitionInfo> info = manager_.Get(p);
-        if (info) replay_duration_.Observe(static_cast<double>(info->replay.finished_ms - info->replay.started_ms) / 1000);
-        log::Info("consumer", "partition ready: replay complete")
-            .Kv("partition", p)
-            .Kv("replayed", info ? info->replay.current_offset - info->replay.start_offset : 0)
-            .Kv("seconds", info ? static_cast<double>(info->replay.finished_ms - info->replay.started_ms) / 1000 : 0);
-      }
-    }
+    FinishReplayIfDone(p, l);
   }
   last_apply_ = std::chrono::steady_clock::now();
 }
 
+void Consumer::FinishReplayIfDone(int32_t partition, Local& l) {
+  if (l.state != PartitionState::kReplaying) return;
+  manager_.UpdateProgress(partition, l.position);
+  if (l.position < l.end) return;
+  l.state = PartitionState::kReady;
+  states_changed_ = true;
+  manager_.SetReady(partition, l.generation, l.position, false);
+  std::optional<PartitionInfo> info = manager_.Get(partition);
+  if (!info) return;
+  const double seconds = static_cast<double>(info->replay.finished_ms - info->replay.started_ms) / 1000;
+  replay_duration_.Observe(seconds);
+  log::Debug("consumer", "partition ready: replay complete")
+      .Kv("partition", partition)
+      .Kv("replayed", info->replay.current_offset - info->replay.start_offset)
+      .Kv("seconds", seconds);
+}
+
 void Consumer::FlushAndCommit() {
+  if (stats_.left_group.load(std::memory_order_relaxed)) return;
   ApplyPending();
   if (Status s = store_.Flush(); !s.ok()) {
     log::Error("consumer", "flush failed").Kv("error", s.ToString());
@@ -268,7 +338,9 @@ void Consumer::LogReadiness() {
   bool all_ready = !assigned_.empty();
   for (const auto& [p, l] : assigned_) all_ready = all_ready && l.state == PartitionState::kReady;
   if (all_ready && !all_ready_logged_) {
-    log::Info("consumer", "all assigned partitions ready").Kv("partitions", assigned_.size());
+    log::Info("consumer", "all assigned partitions ready")
+        .Kv("partitions", assigned_.size())
+        .Kv("seconds_since_assignment", static_cast<double>(clock_.NowMillis() - replay_started_ms_) / 1000);
   }
   all_ready_logged_ = all_ready;
 }
@@ -294,6 +366,7 @@ void Consumer::LogProgress() {
 void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
   std::vector<std::pair<int32_t, int64_t>> jobs;
   std::string names;
+  if (all_ready_logged_ || replay_started_ms_ == 0) replay_started_ms_ = clock_.NowMillis();
   for (RdKafka::TopicPartition* tp : partitions) {
     const int32_t p = tp->partition();
     const int64_t generation = manager_.Assign(p);
@@ -324,9 +397,11 @@ void Consumer::OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
     AppendListItem(&names, std::to_string(tp->partition()));
   }
   // What was consumed is applied and persisted: a re-assignment replays only what follows.
-  ApplyPending(&revoked);
-  if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "flush on revoke failed").Kv("error", s.ToString());
-  lifecycler_.OnRevoked(revoked);
+  if (!stats_.left_group.load(std::memory_order_relaxed)) {
+    ApplyPending(&revoked);
+    if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "flush on revoke failed").Kv("error", s.ToString());
+    lifecycler_.OnRevoked(revoked);
+  }
   std::vector<RdKafka::TopicPartition*> commits;
   for (int32_t p : revoked) {
     auto it = assigned_.find(p);

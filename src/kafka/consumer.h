@@ -4,10 +4,14 @@
 // to the group (so lag tools work; the local checkpoint stays the truth), and runs the
 // partition lifecycle's consumer side:
 //   assign  (rebalance callback) pending; assign paused; queue the offset look-ups
-//   plan    (from the lifecycler) seek to the resume offset, resume; replaying or ready
-//   replay  ready once the record at end - 1 is applied
+//   plan    (from the lifecycler) cancel a scheduled eviction, seek to the resume offset,
+//           resume; replaying or ready
+//   replay  ready once the consumer's position reaches the end offset seen at assignment
+//           (a record, or the partition's end-of-log event: control records and compaction
+//           gaps at the end never keep a partition replaying)
 //   revoke  (rebalance callback) apply and persist what was consumed; persist revoked-at;
 //           unassign (no commit when the assignment was lost)
+//   store   a failed store makes the consumer leave the group, so other nodes take over
 // The rebalance callback does bounded local work only.
 #pragma once
 
@@ -41,17 +45,25 @@ namespace limits::kafka {
 struct ConsumerStats {
   std::atomic<uint64_t> fetched{0};         // records taken in (each offset of a partition once per assignment)
   std::atomic<uint64_t> applied{0};         // applied to the store
-  std::atomic<uint64_t> discarded{0};       // this instance's own records on a ready partition
+  std::atomic<uint64_t> discarded{0};       // this process's own records on a ready partition
   std::atomic<uint64_t> invalid{0};         // undecodable (or rejected by the store as invalid)
+  std::atomic<uint64_t> misrouted{0};       // stream hash % partitions is another partition: skipped
   std::atomic<uint64_t> outside_window{0};  // older than the active window
   std::atomic<uint64_t> redelivered{0};     // below the checkpoint: skipped
   std::atomic<uint64_t> flushes{0};
+  std::atomic<bool> left_group{false};      // left the group because the store failed
 };
 
 class Consumer {
  public:
   struct Options {
     std::string brokers, topic, group, zone, instance_id;
+    // This process's tag in produced records (record_filter.h): its own records are skipped.
+    std::string run_tag;
+    int32_t num_partitions = 64;
+    // group.instance.id = instance_id: a restarted pod rejoins within the session timeout
+    // and gets its partitions back without a rebalance of the others.
+    bool static_membership = true;
     Properties properties;
     // Buffered records are applied to memory at least this often (or per this many records)...
     std::chrono::milliseconds apply_interval{50};
@@ -61,6 +73,9 @@ class Consumer {
     std::chrono::milliseconds flush_interval{1000};
     size_t flush_records = 1'000'000;
     std::chrono::milliseconds progress_interval{5000};  // replay progress log lines
+    // Stop() waits at most this long for a join in progress to finish (librdkafka 2.0.2
+    // aborts when a consumer is closed between JoinGroup and its first SyncGroup).
+    std::chrono::milliseconds join_wait{15'000};
   };
 
   // All references must outlive the consumer. `registry` gets the lag and replay histograms.
@@ -90,7 +105,7 @@ class Consumer {
   struct Local {
     int64_t generation = 0;
     PartitionState state = PartitionState::kPending;
-    int64_t target = -1;    // replaying: ready once position > target
+    int64_t end = -1;       // replaying: ready once position >= end
     int64_t position = -1;  // next offset expected; -1 until the plan arrives
     bool advanced = false;  // position moved since the last apply
     std::vector<OwnedRecord> pending;
@@ -98,10 +113,14 @@ class Consumer {
 
   void Run();
   void HandleMessage(RdKafka::Message& message);
+  void HandleEndOfLog(int32_t partition, int64_t offset);
   void ApplyPlans();
   // Applies buffered records of every partition (or of `only`) to the store's memory.
   void ApplyPending(const std::vector<int32_t>* only = nullptr);
+  void FinishReplayIfDone(int32_t partition, Local& l);
   void FlushAndCommit();
+  // The store failed (sticky): leave the group once, so the partitions move elsewhere.
+  void LeaveOnStoreFailure();
   void LogProgress();
   // Logs once each time every assigned partition has become ready.
   void LogReadiness();
@@ -133,6 +152,8 @@ class Consumer {
   std::map<int32_t, int64_t> committed_;
   bool all_ready_logged_ = false;
   bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
+  bool rebalanced_once_ = false;  // a rebalance callback ran: the group's first join completed
+  int64_t replay_started_ms_ = 0;  // first plan of the current not-all-ready stretch
   std::chrono::steady_clock::time_point last_apply_, last_flush_, last_progress_;
 };
 

@@ -1,9 +1,61 @@
 #include "kafka/kafka_conf.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "kafka/kafka_log.h"
+
 namespace limits::kafka {
+namespace {
+
+// Property name -> scope, parsed once from librdkafka's own documentation table
+// ("name | C/P | range | default | importance | description", "*" = both); the global and
+// the topic tables both apply, as a topic property set globally is every topic's default.
+std::map<std::string, PropertyScope> ReadScopes() {
+  std::map<std::string, PropertyScope> scopes;
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* f = open_memstream(&text, &size);
+  if (f == nullptr) return scopes;
+  rd_kafka_conf_properties_show(f);
+  std::fclose(f);
+  std::istringstream in(std::string(text, size));
+  std::free(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t bar1 = line.find('|');
+    const size_t bar2 = bar1 == std::string::npos ? bar1 : line.find('|', bar1 + 1);
+    if (bar2 == std::string::npos) continue;
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(' '));
+      s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    };
+    const std::string name = trim(line.substr(0, bar1));
+    const std::string scope = trim(line.substr(bar1 + 1, bar2 - bar1 - 1));
+    PropertyScope s = scope == "*" ? PropertyScope::kBoth
+                      : scope == "C" ? PropertyScope::kConsumer
+                      : scope == "P" ? PropertyScope::kProducer
+                                     : PropertyScope::kUnknown;
+    if (s == PropertyScope::kUnknown || name.empty()) continue;  // the header and its rule
+    auto [it, inserted] = scopes.emplace(name, s);
+    if (!inserted && it->second != s) it->second = PropertyScope::kBoth;
+  }
+  return scopes;
+}
+
+bool AppliesTo(PropertyScope scope, Client client) {
+  if (scope == PropertyScope::kConsumer) return client == Client::kConsumer;
+  if (scope == PropertyScope::kProducer) return client == Client::kProducer;
+  return true;  // both, or unknown: librdkafka itself rejects an unknown name
+}
+
+}  // namespace
 
 Result<std::unique_ptr<RdKafka::Conf>> MakeConf(const Properties& defaults, const Properties& properties) {
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  RouteLogs(conf->c_ptr_global());
   std::string err;
   for (const auto& [k, v] : defaults) {
     if (properties.count(k)) continue;
@@ -17,6 +69,39 @@ Result<std::unique_ptr<RdKafka::Conf>> MakeConf(const Properties& defaults, cons
   return conf;
 }
 
+PropertyScope ScopeOf(const std::string& name) {
+  static const std::map<std::string, PropertyScope> scopes = ReadScopes();
+  auto it = scopes.find(name);
+  return it == scopes.end() ? PropertyScope::kUnknown : it->second;
+}
+
+Result<Properties> ClientProperties(Client client, const Properties& shared, const Properties& own) {
+  const bool consumer = client == Client::kConsumer;
+  const std::string own_section = consumer ? "kafka.consumer_properties" : "kafka.producer_properties";
+  std::unique_ptr<RdKafka::Conf> check(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  std::string err;
+  Properties out;
+  for (const auto& [k, v] : shared) {
+    if (check->set(k, v, err) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument("kafka.properties.\"" + k + "\": " + err);
+    }
+    if (AppliesTo(ScopeOf(k), client)) out[k] = v;
+  }
+  for (const auto& [k, v] : own) {
+    if (check->set(k, v, err) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument(own_section + ".\"" + k + "\": " + err);
+    }
+    if (!AppliesTo(ScopeOf(k), client)) {
+      return Status::InvalidArgument(own_section + ".\"" + k + "\": a " + (consumer ? "producer" : "consumer") +
+                                     " property, which librdkafka ignores in the " +
+                                     (consumer ? "consumer" : "producer") + "; put it under [kafka." +
+                                     (consumer ? "producer" : "consumer") + "_properties]");
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
 Properties ConsumerDefaults(const std::string& brokers, const std::string& group, const std::string& client_id) {
   return {
       {"bootstrap.servers", brokers},
@@ -26,6 +111,9 @@ Properties ConsumerDefaults(const std::string& brokers, const std::string& group
       {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"},
       {"auto.offset.reset", "earliest"},
+      // A replay is complete when the position reaches the end offset; the end-of-log event
+      // carries it past control records and compaction gaps that no record would.
+      {"enable.partition.eof", "true"},
       // Measured on the mock (node_restart_bench, 1M records): 100 ms / 200K queued replayed at
       // ~240K records/s, these at ~800K. The local queue stays bounded by
       // queued.max.messages.kbytes (64 MiB for the whole consumer).

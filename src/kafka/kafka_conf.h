@@ -1,5 +1,6 @@
-// librdkafka configuration: our defaults for each role, then the operator's
-// [kafka.properties] verbatim on top (so any default can be overridden).
+// librdkafka configuration: our defaults for each role, then the operator's properties on top
+// (so any default can be overridden): [kafka.properties] shared by the clients librdkafka
+// applies each to, [kafka.consumer_properties] / [kafka.producer_properties] for one client.
 #pragma once
 
 #include <librdkafka/rdkafkacpp.h>
@@ -15,8 +16,23 @@ namespace limits::kafka {
 using Properties = std::map<std::string, std::string>;
 
 // Builds a global Conf from `defaults` overlaid with `properties`; an invalid property is an
-// InvalidArgument naming it as "kafka.properties.<name>".
+// InvalidArgument naming it as "kafka.properties.<name>". librdkafka's log lines and error
+// events go to our log (kafka_log.h).
 Result<std::unique_ptr<RdKafka::Conf>> MakeConf(const Properties& defaults, const Properties& properties);
+
+enum class Client { kConsumer, kProducer };
+
+// Which clients librdkafka applies a property to, from its own property table
+// (rd_kafka_conf_properties_show); kUnknown for a name it does not list.
+enum class PropertyScope { kUnknown, kBoth, kConsumer, kProducer };
+PropertyScope ScopeOf(const std::string& name);
+
+// The properties one client is given: the `shared` ([kafka.properties]) entries librdkafka
+// applies to it — a consumer-only property never reaches the producer, where librdkafka would
+// log a CONFWARN at every start — then its own section (`own`) over them. Every entry is
+// checked by librdkafka; an InvalidArgument names the section and the key. An entry of the
+// client's own section that only the other client uses is an error: it would be ignored.
+Result<Properties> ClientProperties(Client client, const Properties& shared, const Properties& own);
 
 // The group consumer: cooperative-sticky, offsets committed by us after each flush, fetch
 // sizes tuned for replay throughput.

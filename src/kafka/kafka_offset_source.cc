@@ -1,170 +1,185 @@
 #include "kafka/kafka_offset_source.h"
 
-#include <map>
+#include <algorithm>
+#include <set>
 
 #include "common/log.h"
 
 namespace limits::kafka {
+namespace {
 
-Result<std::unique_ptr<KafkaOffsetSource>> KafkaOffsetSource::Create(const Options& options) {
-  Properties defaults = {
-      {"bootstrap.servers", options.brokers},
-      {"client.id", options.client_id + "-offsets"},
-      // Required by KafkaConsumer; this handle only assign()s and never joins or commits.
-      {"group.id", options.client_id + "-offsets"},
-      {"enable.auto.commit", "false"},
-      {"enable.auto.offset.store", "false"},
-      {"fetch.wait.max.ms", "10"},
-      {"fetch.max.bytes", "1048576"},
-      {"max.partition.fetch.bytes", "65536"},
-  };
-  // Only connection settings apply here; fetch tuning meant for the group consumer does not.
+// Only connection settings of [kafka.properties] apply to these handles; fetch tuning meant
+// for the group consumer does not.
+Properties ConnectionProperties(const Properties& all) {
   Properties props;
-  for (const auto& [k, v] : options.properties) {
+  for (const auto& [k, v] : all) {
     if (k.rfind("security.", 0) == 0 || k.rfind("sasl.", 0) == 0 || k.rfind("ssl.", 0) == 0 ||
-        k.rfind("socket.", 0) == 0 || k.rfind("reconnect.", 0) == 0 || k == "broker.address.family") {
+        k.rfind("socket.", 0) == 0 || k.rfind("reconnect.", 0) == 0 || k == "broker.address.family" ||
+        k == "client.rack") {
       props[k] = v;
     }
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf, MakeConf(defaults, props));
+  return props;
+}
+
+Result<std::unique_ptr<RdKafka::KafkaConsumer>> MakeHandle(const KafkaOffsetSource::Options& o,
+                                                           const std::string& role, Properties defaults) {
+  defaults["bootstrap.servers"] = o.brokers;
+  defaults["client.id"] = o.client_id + "-" + role;
+  // Required by KafkaConsumer; these handles only assign() and never join or commit.
+  defaults["group.id"] = o.client_id + "-" + role;
+  defaults["enable.auto.commit"] = "false";
+  defaults["enable.auto.offset.store"] = "false";
+  ASSIGN_OR_RETURN(std::unique_ptr<RdKafka::Conf> conf, MakeConf(defaults, ConnectionProperties(o.properties)));
   std::string err;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
   if (!consumer) return Status::InvalidArgument("offset look-up consumer: " + err);
-  return std::unique_ptr<KafkaOffsetSource>(new KafkaOffsetSource(options, std::move(consumer)));
+  return consumer;
 }
 
-KafkaOffsetSource::KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> consumer)
-    : options_(std::move(options)), consumer_(std::move(consumer)) {}
+}  // namespace
+
+Result<std::unique_ptr<KafkaOffsetSource>> KafkaOffsetSource::Create(const Options& options) {
+  ASSIGN_OR_RETURN(auto lists, MakeHandle(options, "offsets", {}));
+  // A probe reads one record: fetch one batch per partition (the broker always returns at
+  // least one whole batch), queue nothing beyond it, start where asked or at the log start.
+  ASSIGN_OR_RETURN(auto probes, MakeHandle(options, "probes",
+                                           {{"fetch.wait.max.ms", "10"},
+                                            {"fetch.max.bytes", "67108864"},
+                                            {"max.partition.fetch.bytes", "1024"},
+                                            {"queued.min.messages", "1000"},
+                                            {"queued.max.messages.kbytes", "1024"},
+                                            {"enable.partition.eof", "true"},
+                                            {"auto.offset.reset", "earliest"}}));
+  // A handle assigns a partition of a topic it has no metadata for only after its next
+  // periodic metadata refresh (a second): ask for the topic now. Best effort — without an
+  // answer the first probe is merely slower.
+  std::string err;
+  std::unique_ptr<RdKafka::Topic> topic(RdKafka::Topic::create(probes.get(), options.topic, nullptr, err));
+  RdKafka::Metadata* metadata = nullptr;
+  if (topic && probes->metadata(false, topic.get(), &metadata, 2000) == RdKafka::ERR_NO_ERROR) delete metadata;
+  return std::unique_ptr<KafkaOffsetSource>(new KafkaOffsetSource(options, std::move(lists), std::move(probes)));
+}
+
+KafkaOffsetSource::KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> lists,
+                                     std::unique_ptr<RdKafka::KafkaConsumer> probes)
+    : options_(std::move(options)), lists_(std::move(lists)), probes_(std::move(probes)) {}
 
 KafkaOffsetSource::~KafkaOffsetSource() {
-  if (consumer_) consumer_->close();
+  if (lists_) lists_->close();
+  if (probes_) probes_->close();
 }
 
-void KafkaOffsetSource::ListOffsets(std::vector<PartitionOffsets>& out, int64_t time,
-                                    int64_t PartitionOffsets::*field) {
-  std::vector<RdKafka::TopicPartition*> tps;
-  std::vector<size_t> index;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i].ok) continue;
-    tps.push_back(RdKafka::TopicPartition::create(options_.topic, out[i].partition, time));
-    index.push_back(i);
+Result<int64_t> KafkaOffsetSource::ListOffset(int32_t partition, int64_t time, std::chrono::milliseconds timeout) {
+  stats_.list_offsets.fetch_add(1, std::memory_order_relaxed);
+  std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(options_.topic, partition, time));
+  std::vector<RdKafka::TopicPartition*> tps = {tp.get()};
+  RdKafka::ErrorCode rc = lists_->offsetsForTimes(tps, static_cast<int>(timeout.count()));
+  if (rc == RdKafka::ERR_NO_ERROR) rc = tp->err();
+  if (rc != RdKafka::ERR_NO_ERROR) {
+    return FromKafka(rc, "ListOffsets(partition " + std::to_string(partition) + ", " + std::to_string(time) + ")");
   }
-  if (tps.empty()) return;
-  const RdKafka::ErrorCode rc = consumer_->offsetsForTimes(tps, static_cast<int>(options_.timeout.count()));
-  for (size_t j = 0; j < tps.size(); ++j) {
-    PartitionOffsets& o = out[index[j]];
-    const RdKafka::ErrorCode e = rc != RdKafka::ERR_NO_ERROR ? rc : tps[j]->err();
-    if (e != RdKafka::ERR_NO_ERROR) {
-      o.ok = false;
-      o.error = "ListOffsets(" + std::to_string(time) + "): " + RdKafka::err2str(e);
-    } else {
-      o.*field = tps[j]->offset();
-    }
-    delete tps[j];
-  }
+  return tp->offset();
 }
 
-std::map<int32_t, int64_t> KafkaOffsetSource::ReadTimestamps(const std::map<int32_t, int64_t>& offsets) {
-  std::vector<RdKafka::TopicPartition*> tps;
-  for (const auto& [p, off] : offsets) tps.push_back(RdKafka::TopicPartition::create(options_.topic, p, off));
-  std::map<int32_t, int64_t> found;
-  if (consumer_->assign(tps) == RdKafka::ERR_NO_ERROR) {
-    const auto deadline = std::chrono::steady_clock::now() + options_.read_timeout;
-    while (found.size() < offsets.size() && std::chrono::steady_clock::now() < deadline) {
-      std::unique_ptr<RdKafka::Message> m(consumer_->consume(50));
-      if (m->err() != RdKafka::ERR_NO_ERROR) continue;
-      auto want = offsets.find(m->partition());
-      // The first record at or after the wanted offset (compaction may leave gaps).
-      if (want == offsets.end() || m->offset() < want->second || found.count(m->partition())) continue;
-      found[m->partition()] = m->timestamp().timestamp;
-    }
-  }
-  consumer_->unassign();
-  for (auto* tp : tps) delete tp;
-  return found;
+Result<LogBounds> KafkaOffsetSource::Bounds(int32_t partition, std::chrono::milliseconds timeout) {
+  LogBounds b;
+  ASSIGN_OR_RETURN(b.start, ListOffset(partition, RdKafka::Topic::OFFSET_BEGINNING, timeout));
+  ASSIGN_OR_RETURN(b.end, ListOffset(partition, RdKafka::Topic::OFFSET_END, timeout));
+  return b;
 }
 
-void KafkaOffsetSource::FindWindowStart(std::vector<PartitionOffsets>& out, int64_t window_start_ms) {
-  for (auto& o : out) {
-    if (o.ok) o.window_start = -1;
-  }
-  ListOffsets(out, window_start_ms, &PartitionOffsets::window_start);
-  // Binary-search state of each partition the broker could not (or would not) answer for:
-  // the answer lies in [lo, hi]; hi = end means "no record in the window".
-  struct Range {
-    int64_t lo, hi;
-  };
-  std::map<int32_t, Range> search;
-  std::map<int32_t, size_t> index;
-  std::map<int32_t, int64_t> last;
-  for (size_t i = 0; i < out.size(); ++i) {
-    PartitionOffsets& o = out[i];
-    if (!o.ok) continue;
-    if (o.window_start >= 0) continue;  // a real answer
-    index[o.partition] = i;
-    if (o.start >= o.end) {
-      o.window_start = o.end;  // empty
+Result<std::optional<int64_t>> KafkaOffsetSource::OffsetForTime(int32_t partition, int64_t time_ms,
+                                                                std::chrono::milliseconds timeout) {
+  ASSIGN_OR_RETURN(int64_t offset, ListOffset(partition, time_ms, timeout));
+  if (offset < 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(offset);
+}
+
+Result<Probe> KafkaOffsetSource::ProbeAt(int32_t partition, int64_t offset, std::chrono::milliseconds timeout) {
+  stats_.probes.fetch_add(1, std::memory_order_relaxed);
+  ProbeRequest request{partition, offset, std::chrono::steady_clock::now() + timeout};
+  std::unique_lock lock(mu_);
+  queued_.push_back(&request);
+  while (!request.done) {
+    if (round_running_) {
+      cv_.wait(lock);
       continue;
     }
-    last[o.partition] = o.end - 1;
-  }
-  if (last.empty()) return;
-  // Is the newest record inside the window at all?
-  const std::map<int32_t, int64_t> newest = ReadTimestamps(last);
-  for (const auto& [p, off] : last) {
-    PartitionOffsets& o = out[index[p]];
-    auto ts = newest.find(p);
-    if (ts == newest.end()) {
-      o.ok = false;
-      o.error = "reading the record at offset " + std::to_string(off) + " timed out";
-    } else if (ts->second < window_start_ms) {
-      o.window_start = o.end;  // all records are older than the window
-    } else {
-      search[p] = {o.start, off};
-    }
-  }
-  while (!search.empty()) {
-    std::map<int32_t, int64_t> probes;
-    for (auto it = search.begin(); it != search.end();) {
-      if (it->second.lo >= it->second.hi) {
-        out[index[it->first]].window_start = it->second.lo;
-        it = search.erase(it);
+    // Lead one round with everything queued (one request per partition; the rest wait).
+    round_running_ = true;
+    std::vector<ProbeRequest*> round;
+    std::set<int32_t> taken;
+    for (auto it = queued_.begin(); it != queued_.end();) {
+      if (taken.insert((*it)->partition).second) {
+        round.push_back(*it);
+        it = queued_.erase(it);
       } else {
-        probes[it->first] = it->second.lo + (it->second.hi - it->second.lo) / 2;
         ++it;
       }
     }
-    if (probes.empty()) break;
-    const std::map<int32_t, int64_t> ts = ReadTimestamps(probes);
-    for (const auto& [p, mid] : probes) {
-      auto t = ts.find(p);
-      if (t == ts.end()) {
-        out[index[p]].ok = false;
-        out[index[p]].error = "reading the record at offset " + std::to_string(mid) + " timed out";
-        search.erase(p);
-        continue;
-      }
-      Range& r = search[p];
-      if (t->second >= window_start_ms) r.hi = mid;
-      else r.lo = mid + 1;
-    }
+    lock.unlock();
+    RunRound(round);
+    lock.lock();
+    round_running_ = false;
+    cv_.notify_all();
   }
+  return request.result;
 }
 
-std::vector<PartitionOffsets> KafkaOffsetSource::Lookup(std::span<const int32_t> partitions, int64_t window_start_ms) {
-  std::lock_guard lock(mu_);
-  std::vector<PartitionOffsets> out;
-  for (int32_t p : partitions) out.push_back({.partition = p, .ok = true, .error = {}});
-  ListOffsets(out, RdKafka::Topic::OFFSET_BEGINNING, &PartitionOffsets::start);
-  ListOffsets(out, RdKafka::Topic::OFFSET_END, &PartitionOffsets::end);
-  for (auto& o : out) {
-    if (o.ok && (o.start < 0 || o.end < o.start)) {
-      o.ok = false;
-      o.error = "implausible offsets: start " + std::to_string(o.start) + ", end " + std::to_string(o.end);
-    }
+void KafkaOffsetSource::RunRound(std::vector<ProbeRequest*> round) {
+  stats_.probe_rounds.fetch_add(1, std::memory_order_relaxed);
+  std::vector<RdKafka::TopicPartition*> tps;
+  std::map<int32_t, ProbeRequest*> by_partition;
+  for (ProbeRequest* r : round) {
+    tps.push_back(RdKafka::TopicPartition::create(options_.topic, r->partition, r->offset));
+    by_partition[r->partition] = r;
   }
-  FindWindowStart(out, window_start_ms);
-  return out;
+  auto answer = [](ProbeRequest* r, Result<Probe> result) {
+    r->result = std::move(result);
+    r->done = true;
+  };
+  if (RdKafka::ErrorCode rc = probes_->assign(tps); rc != RdKafka::ERR_NO_ERROR) {
+    for (ProbeRequest* r : round) answer(r, FromKafka(rc, "assign for a probe"));
+  }
+  size_t open = 0;
+  for (ProbeRequest* r : round) open += r->done ? 0 : 1;
+  while (open > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [p, r] : by_partition) {
+      if (!r->done && now >= r->deadline) {
+        answer(r, Status::Unavailable("reading the record at offset " + std::to_string(r->offset) + " of partition " +
+                                      std::to_string(p) + " timed out"));
+        --open;
+      }
+    }
+    if (open == 0) break;
+    std::unique_ptr<RdKafka::Message> m(probes_->consume(20));
+    const RdKafka::ErrorCode err = m->err();
+    if (err != RdKafka::ERR_NO_ERROR && err != RdKafka::ERR__PARTITION_EOF) continue;
+    auto it = by_partition.find(m->partition());
+    if (it == by_partition.end() || it->second->done) continue;
+    ProbeRequest* r = it->second;
+    if (err == RdKafka::ERR__PARTITION_EOF) {
+      // The log end, and no record at or after the offset on the way (only control records,
+      // or an offset past the end). Events of earlier assignments never reach here: librdkafka
+      // drops them when the assignment changes.
+      answer(r, Probe{.kind = Probe::Kind::kNothing, .offset = m->offset(), .timestamp_ms = -1});
+      --open;
+      continue;
+    }
+    if (m->offset() < r->offset) continue;  // earlier records of the same batch
+    answer(r, Probe{.kind = Probe::Kind::kRecord, .offset = m->offset(), .timestamp_ms = m->timestamp().timestamp});
+    --open;
+  }
+  probes_->unassign();
+  // The rest of the fetched batch is still queued and counts against queued.min.messages:
+  // until it is drained, the next round's partitions would not be fetched (for a second).
+  for (;;) {
+    std::unique_ptr<RdKafka::Message> m(probes_->consume(0));
+    if (m->err() == RdKafka::ERR__TIMED_OUT) break;
+  }
+  for (auto* tp : tps) delete tp;
 }
 
 }  // namespace limits::kafka

@@ -1,24 +1,34 @@
-// KafkaOffsetSource: partition offsets from the brokers, correct on real Kafka and on
-// librdkafka's mock cluster alike.
-//   start, end     ListOffsets for the logical times "beginning" (-2) and "end" (-1).
-//   window start   ListOffsets for the time first. A broker answers -1 when no record is at or
-//                  after the time — and the mock answers -1 always (MOCK-KAFKA.md) — so -1 is
-//                  never trusted: the record at end-1 is read; if it is inside the window, a
-//                  binary search over single records' timestamps finds the first that is.
-//                  All partitions searched in one batch per step (one round trip per step).
-// Uses its own consumer handle (never joins the group); every call honours its timeout.
+// KafkaOffsetSource: partition offsets and single-record probes from the brokers, correct on
+// real Kafka and on librdkafka's mock cluster alike (whose ListOffsets by time answers -1).
+//   Bounds, OffsetForTime  ListOffsets for one partition on a shared handle (thread-safe:
+//                          each call waits only for its own partition's leader).
+//   ProbeAt                reads the first record at or after an offset on a second handle
+//                          whose fetches are bounded in bytes (one record batch per
+//                          partition, no prefetch): concurrent probes of different partitions
+//                          share one assign-and-fetch round.
+// Neither handle joins the consumer group. Thread-safe.
 #pragma once
 
 #include <librdkafka/rdkafkacpp.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "kafka/kafka_conf.h"
 #include "limits/offset_source.h"
 
 namespace limits::kafka {
+
+struct OffsetSourceStats {
+  std::atomic<uint64_t> list_offsets{0};  // ListOffsets requests (bounds and time index)
+  std::atomic<uint64_t> probes{0};        // single-record reads asked for
+  std::atomic<uint64_t> probe_rounds{0};  // assign-and-fetch rounds serving them
+};
 
 class KafkaOffsetSource final : public OffsetSource {
  public:
@@ -27,26 +37,43 @@ class KafkaOffsetSource final : public OffsetSource {
     std::string topic;
     std::string client_id;
     Properties properties;  // [kafka.properties], for security settings and the like
-    std::chrono::milliseconds timeout{10'000};  // per broker request
-    std::chrono::milliseconds read_timeout{5'000};  // per binary-search step
   };
 
   static Result<std::unique_ptr<KafkaOffsetSource>> Create(const Options& options);
   ~KafkaOffsetSource() override;
 
-  std::vector<PartitionOffsets> Lookup(std::span<const int32_t> partitions, int64_t window_start_ms) override;
+  Result<LogBounds> Bounds(int32_t partition, std::chrono::milliseconds timeout) override;
+  Result<std::optional<int64_t>> OffsetForTime(int32_t partition, int64_t time_ms,
+                                               std::chrono::milliseconds timeout) override;
+  Result<Probe> ProbeAt(int32_t partition, int64_t offset, std::chrono::milliseconds timeout) override;
+
+  const OffsetSourceStats& stats() const { return stats_; }
 
  private:
-  explicit KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> consumer);
-  // offsetsForTimes for each partition at `time`; errors recorded per partition.
-  void ListOffsets(std::vector<PartitionOffsets>& out, int64_t time, int64_t PartitionOffsets::*field);
-  // Timestamps of the records at the given offsets of the given partitions (one fetch round).
-  std::map<int32_t, int64_t> ReadTimestamps(const std::map<int32_t, int64_t>& offsets);
-  void FindWindowStart(std::vector<PartitionOffsets>& out, int64_t window_start_ms);
+  struct ProbeRequest {
+    int32_t partition;
+    int64_t offset;
+    std::chrono::steady_clock::time_point deadline;
+    bool done = false;
+    Result<Probe> result = Status::Unavailable("probe not run");
+  };
+
+  KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> lists,
+                    std::unique_ptr<RdKafka::KafkaConsumer> probes);
+  Result<int64_t> ListOffset(int32_t partition, int64_t time, std::chrono::milliseconds timeout);
+  // Serves every queued request of a distinct partition in one assign-and-fetch round.
+  // REQUIRES: round leadership (round_running_ set by this thread), mu_ not held.
+  void RunRound(std::vector<ProbeRequest*> round);
 
   const Options options_;
-  std::mutex mu_;  // one look-up at a time on the handle
-  std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  OffsetSourceStats stats_;
+  std::unique_ptr<RdKafka::KafkaConsumer> lists_;   // ListOffsets only
+  std::unique_ptr<RdKafka::KafkaConsumer> probes_;  // assign/consume: one round at a time
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<ProbeRequest*> queued_;  // GUARDED_BY(mu_)
+  bool round_running_ = false;         // GUARDED_BY(mu_)
 };
 
 }  // namespace limits::kafka

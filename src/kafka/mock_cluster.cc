@@ -1,12 +1,15 @@
 #include "kafka/mock_cluster.h"
 
+#include "kafka/kafka_log.h"
+
 namespace limits::kafka {
 
 Result<std::unique_ptr<MockCluster>> MockCluster::Start(const std::string& topic, int32_t partitions, int brokers) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  // The owning handle never talks to anyone; keep it quiet.
+  // The owning handle never talks to anyone; keep it quiet. The mock brokers log through it.
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+  RouteLogs(conf);
   rd_kafka_t* owner = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (owner == nullptr) {
     rd_kafka_conf_destroy(conf);

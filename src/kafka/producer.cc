@@ -68,7 +68,7 @@ void StreamProducer::Produce(const std::string& tenant, uint64_t stream_hash, ui
   std::string value = EncodeRecordValue(options_.zone, tenant, stream_hash, total_size, policy);
   const auto partition = static_cast<int32_t>(stream_hash % static_cast<uint64_t>(options_.num_partitions));
   RdKafka::Headers* headers = RdKafka::Headers::create();
-  headers->add(kInstanceHeader, options_.instance_id);
+  headers->add(kInstanceHeader, options_.run_tag);
   const RdKafka::ErrorCode rc =
       producer_->produce(options_.topic, partition, RdKafka::Producer::RK_MSG_COPY, value.data(), value.size(),
                          tenant.data(), tenant.size(), clock_.NowMillis(), headers, nullptr);

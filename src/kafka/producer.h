@@ -30,6 +30,8 @@ class StreamProducer final : public StreamSink {
  public:
   struct Options {
     std::string brokers, topic, zone, instance_id;
+    // Written in the "limitsd-instance" header: this process's run tag (record_filter.h).
+    std::string run_tag;
     int32_t num_partitions = 64;
     Properties properties;
   };
@@ -40,7 +42,7 @@ class StreamProducer final : public StreamSink {
   ~StreamProducer();
 
   // Queues the record: value StreamMetadataRecord{zone, tenant, metadata}, key tenant,
-  // partition hash % num_partitions, timestamp now, header "limitsd-instance".
+  // partition hash % num_partitions, timestamp now, header "limitsd-instance" = run tag.
   void Produce(const std::string& tenant, uint64_t stream_hash, uint64_t total_size,
                const std::string& policy) override;
   // Waits up to `timeout` for queued records to be delivered (shutdown).

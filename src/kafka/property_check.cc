@@ -67,7 +67,7 @@ Status ValidateProperties(const Properties& properties, const std::string& table
 }
 
 Status CheckClientConfigs(const Properties& consumer_properties, const Properties& producer_properties,
-                          const std::string& group, const std::string& client_id, const std::string& table) {
+                          const std::string& group, const std::string& client_id) {
   std::vector<std::string> problems;
   for (const bool consumer : {true, false}) {
     Properties defaults = consumer ? ConsumerDefaults("", group, client_id) : ProducerDefaults("", client_id);
@@ -83,9 +83,9 @@ Status CheckClientConfigs(const Properties& consumer_properties, const Propertie
     const std::string err = TryCreate(conf->get(), consumer);
     if (!err.empty()) {
       // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about one long a + b + c.
-      std::string problem = table;
-      problem.append(": librdkafka refuses the ").append(consumer ? "consumer" : "producer");
-      problem.append(" configuration: ").append(err);
+      std::string problem = "kafka.properties, kafka.";
+      problem.append(consumer ? "consumer" : "producer").append("_properties: librdkafka refuses the ");
+      problem.append(consumer ? "consumer" : "producer").append(" configuration: ").append(err);
       problems.push_back(std::move(problem));
     }
   }

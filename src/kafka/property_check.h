@@ -18,10 +18,10 @@ namespace limits::kafka {
 Status ValidateProperties(const Properties& properties, const std::string& table);
 
 // Builds the group consumer's and the producer's configuration as the node does (its
-// defaults, then the given properties, no brokers) and creates each client without
-// connecting, which runs librdkafka's checks across properties (SSL files, SASL settings,
-// idempotence and acks, ...).
+// defaults, then each client's properties — ClientProperties() — no brokers) and creates
+// each client without connecting, which runs librdkafka's checks across properties (SSL
+// files, SASL settings, idempotence and acks, ...).
 Status CheckClientConfigs(const Properties& consumer_properties, const Properties& producer_properties,
-                          const std::string& group, const std::string& client_id, const std::string& table);
+                          const std::string& group, const std::string& client_id);
 
 }  // namespace limits::kafka

@@ -53,7 +53,14 @@ void PartitionManager::SetReady(int32_t partition, int64_t generation, int64_t e
   info.lookup_failed = lookup_failed;
   if (info.replay.started_ms != 0 && info.replay.finished_ms == 0) {
     info.replay.finished_ms = clock_.NowMillis();
+    info.replay.current_offset = std::max(info.replay.current_offset, end);
     info.replay.eta_s = 0;
+    const int64_t took_ms = info.replay.finished_ms - info.replay.started_ms;
+    const int64_t records = info.replay.current_offset - info.replay.start_offset;
+    if (took_ms > 0 && records > 0) {
+      last_replay_rate_.store(static_cast<double>(records) * 1000.0 / static_cast<double>(took_ms),
+                              std::memory_order_relaxed);
+    }
   }
   RebuildServingLocked();
 }
@@ -110,6 +117,7 @@ std::vector<PartitionInfo> PartitionManager::Snapshot() const {
 Readiness PartitionManager::CheckReadiness() const {
   std::lock_guard lock(mu_);
   if (partitions_.empty()) {
+    if (ever_assigned_) return {false, "no partitions assigned (the assignment was revoked or lost)"};
     const int64_t waited = clock_.NowMillis() - started_ms_;
     if (waited >= wait_assign_ms_) return {true, "ready: no partitions assigned"};
     return {false, "waiting for a partition assignment (" + std::to_string(waited / 1000) + "s of " +

@@ -73,8 +73,12 @@ class PartitionManager {
   // Ready partitions -> assignment time (unix ns), for GetAssignedPartitions.
   std::map<int32_t, int64_t> ReadyAssignedAtNanos() const;
   std::vector<PartitionInfo> Snapshot() const;
-  // Ready when every assigned partition is; with nothing assigned after wait_assign, ready.
+  // Ready when every assigned partition is. With nothing assigned: ready once wait_assign
+  // has passed, but only if no partition was ever assigned (a node whose assignment was lost
+  // or revoked is not ready until it gets partitions again).
   Readiness CheckReadiness() const;
+  // Records/s of the most recently finished replay; 0 before any (for ETAs).
+  double LastReplayRate() const { return last_replay_rate_.load(std::memory_order_relaxed); }
   // Whether any assignment happened, or wait_assign passed since start.
   bool SettledOnce() const;
 
@@ -88,6 +92,7 @@ class PartitionManager {
   std::map<int32_t, PartitionInfo> partitions_;  // GUARDED_BY(mu_)
   // Read on every request without mu_: replaced whole, under mu_, when a state changes.
   std::atomic<std::shared_ptr<const PartitionSet>> serving_;
+  std::atomic<double> last_replay_rate_{0};
   int64_t next_generation_ = 1;                  // GUARDED_BY(mu_)
   bool ever_assigned_ = false;                   // GUARDED_BY(mu_)
 };

@@ -1,11 +1,13 @@
 // Which consumed records a partition applies: records of other zones always; during replay
-// everything; once ready, not the records this very instance produced (it applied them
-// synchronously). Records carry the producing instance in a header; a record without it
-// (an older producer, or Loki's) falls back to its zone — so a partition moving between two
-// nodes of one zone keeps the old owner's late records (Loki discards by zone and loses them).
+// everything; once ready, not the records this very process produced (it applied them
+// synchronously). Records carry the producing process's run tag in a header — the instance
+// id plus a per-process random id, because the instance id (a pod name) is reused by the
+// next run, which must apply what the previous run produced. A record without the header
+// (Loki's own producers) falls back to its zone, as Loki does.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "limits/partition_state.h"
@@ -14,11 +16,14 @@ namespace limits {
 
 inline constexpr char kInstanceHeader[] = "limitsd-instance";
 
+// "<instance id>/<16 hex digits>": unique per process.
+std::string MakeRunTag(std::string_view instance_id);
+
 inline bool ShouldApply(PartitionState state, std::string_view record_zone,
-                        std::optional<std::string_view> record_instance, std::string_view my_zone,
-                        std::string_view my_instance) {
+                        std::optional<std::string_view> record_run_tag, std::string_view my_zone,
+                        std::string_view my_run_tag) {
   if (state != PartitionState::kReady) return true;
-  if (record_instance) return *record_instance != my_instance;
+  if (record_run_tag) return *record_run_tag != my_run_tag;
   return record_zone != my_zone;
 }
 

@@ -533,6 +533,16 @@ Status UsageStore::ClearRevoked(std::span<const int32_t> partitions) {
 
 Result<std::map<int32_t, storage::PartitionMeta>> UsageStore::Revoked() { return db_.ReadPartitionMetas(); }
 
+void UsageStore::StartAt(int32_t partition, int64_t next_offset) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr || next_offset < 0) return;
+  std::lock_guard lock(pu->mu());
+  if (pu->has_checkpoint) return;
+  pu->next_offset = next_offset;
+  pu->has_checkpoint = true;
+  pu->QueueCheckpoint();
+}
+
 std::optional<storage::Checkpoint> UsageStore::CheckpointOf(int32_t partition) {
   PartitionUsage* pu = Partition(partition);
   if (pu == nullptr) return std::nullopt;

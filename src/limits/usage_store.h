@@ -172,6 +172,9 @@ class UsageStore {
   Status ClearRevoked(std::span<const int32_t> partitions);
   Result<std::map<int32_t, storage::PartitionMeta>> Revoked();
 
+  // A partition starting afresh at `next_offset` (nothing below it is inside the window)
+  // takes that checkpoint unless it has one; persisted by the next Flush().
+  void StartAt(int32_t partition, int64_t next_offset);
   // The partition's checkpoint as applied in memory (flushed or about to be); nullopt when
   // it has none.
   std::optional<storage::Checkpoint> CheckpointOf(int32_t partition);

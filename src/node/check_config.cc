@@ -7,6 +7,7 @@
 #include "config/load_config.h"
 #include "kafka/property_check.h"
 #include "limits/usage_store.h"
+#include "node/node.h"
 #include "storage/codec.h"
 
 namespace limits {
@@ -23,12 +24,26 @@ void Add(std::vector<std::string>* problems, const Status& s) {
 
 Status CheckConfig(const config::Config& c) {
   std::vector<std::string> problems;
-  const Status properties = kafka::ValidateProperties(c.kafka.properties, "kafka.properties");
-  Add(&problems, properties);
-  // Clients are only worth building from properties that each pass on their own.
-  if (properties.ok()) {
-    Add(&problems, kafka::CheckClientConfigs(c.kafka.properties, c.kafka.properties, c.kafka.consumer_group,
-                                             c.node.instance_id, "kafka.properties"));
+  bool properties_ok = true;
+  for (const auto& [table, properties] : {std::pair{"kafka.properties", &c.kafka.properties},
+                                          std::pair{"kafka.consumer_properties", &c.kafka.consumer_properties},
+                                          std::pair{"kafka.producer_properties", &c.kafka.producer_properties}}) {
+    const Status s = kafka::ValidateProperties(*properties, table);
+    Add(&problems, s);
+    properties_ok = properties_ok && s.ok();
+  }
+  // Clients are only worth building from properties that each pass on their own; each gets
+  // what the node gives it (the shared table where it applies, then its own).
+  if (properties_ok) {
+    Status kafka_ok = CheckKafkaProperties(c.kafka);
+    Add(&problems, kafka_ok);
+    if (kafka_ok.ok()) {
+      Result<kafka::Properties> consumer =
+          kafka::ClientProperties(kafka::Client::kConsumer, c.kafka.properties, c.kafka.consumer_properties);
+      Result<kafka::Properties> producer =
+          kafka::ClientProperties(kafka::Client::kProducer, c.kafka.properties, c.kafka.producer_properties);
+      Add(&problems, kafka::CheckClientConfigs(*consumer, *producer, c.kafka.consumer_group, c.node.instance_id));
+    }
   }
   if (!c.limits.overrides_file.empty()) {
     struct stat st {};

@@ -2,15 +2,19 @@
 //   limitsd --config FILE [--set key=value]...   run the node
 //   limitsd --check-config FILE [--set ...]      validate and exit 0 (valid) or 2
 //   limitsd --version | --help
+// Every flag also takes the --flag=value form (as manifests write it).
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/flag_cursor.h"
 #include "common/log.h"
 #include "config/load_config.h"
 #include "node/check_config.h"
+#include "node/library_logs.h"
 #include "node/node.h"
 
 using namespace limits;
@@ -23,65 +27,73 @@ constexpr char kHelp[] =
     "  limitsd --config FILE [--set key=value]...   run the node\n"
     "  limitsd --check-config FILE [--set ...]      validate the configuration: exit 0 or 2\n"
     "  limitsd --version\n\n"
-    "Options:\n"
+    "Options (each also as --option=value):\n"
     "  --config FILE       TOML configuration (deploy/limitsd.example.toml documents every key);\n"
     "                      without it, the built-in defaults\n"
     "  --set key=value     override one key, e.g. --set kafka.brokers=kafka:9092\n"
     "                      --set node.instance_id=$(POD_NAME); repeatable, applied in order\n"
-    "  --check-config FILE load and validate, print the problems, exit 0 (valid) or 2\n\n"
+    "  --check-config [FILE]\n"
+    "                      load and validate, print the problems, exit 0 (valid) or 2. Without\n"
+    "                      FILE it checks what the rest of the line configures: append it to a\n"
+    "                      container's arguments to check exactly what the pod would run\n\n"
     "With kafka.brokers empty the node starts an embedded mock Kafka cluster.\n"
     "SIGTERM/SIGINT stop it gracefully.\n";
+
+int Usage(const std::string& problem) {
+  std::fprintf(stderr, "limitsd: %s; see limitsd --help\n", problem.c_str());
+  return 2;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string config_path;
+  std::string check_path;
   bool check_only = false;
   std::vector<std::string> sets;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&](const char* flag) -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "limitsd: %s needs a value\n", flag);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kHelp, stdout);
+  FlagCursor args(argc, argv);
+  while (args.Next()) {
+    const std::string& flag = args.arg();
+    if (flag == "--help" || flag == "-h" || flag == "--version") {
+      if (args.has_inline_value()) return Usage(flag + " takes no value");
+      if (flag == "--version") std::printf("limitsd %s\n", LIMITSD_VERSION);
+      else std::fputs(kHelp, stdout);
       return 0;
-    } else if (arg == "--version") {
-      std::printf("limitsd %s\n", LIMITSD_VERSION);
-      return 0;
-    } else if (arg == "--config") {
-      config_path = next("--config");
-    } else if (arg == "--check-config") {
-      config_path = next("--check-config");
+    } else if (flag == "--config" || flag == "--set") {
+      std::optional<std::string> value = args.Value();
+      if (!value) return Usage(flag + " needs a value");
+      if (flag == "--set") sets.push_back(std::move(*value));
+      else config_path = std::move(*value);
+    } else if (flag == "--check-config") {
       check_only = true;
-    } else if (arg == "--set") {
-      sets.push_back(next("--set"));
-    } else if (arg.rfind("--set=", 0) == 0) {
-      sets.push_back(arg.substr(6));
+      if (std::optional<std::string> value = args.OptionalValue()) check_path = std::move(*value);
     } else {
-      std::fprintf(stderr, "limitsd: unknown argument \"%s\"; see limitsd --help\n", arg.c_str());
-      return 2;
+      return Usage("unknown argument \"" + args.arg() + "\"");
     }
+  }
+  if (!check_path.empty()) {
+    if (!config_path.empty() && config_path != check_path) {
+      return Usage("--config " + config_path + " and --check-config " + check_path + " name different files");
+    }
+    config_path = check_path;
   }
 
   Result<config::Config> cfg = config::LoadConfig(config_path, sets);
-  if (!cfg.ok()) {
+  // Then what the file's rules cannot see: librdkafka's verdict on every client's properties,
+  // the overrides file, the store path.
+  Status valid = cfg.ok() ? CheckConfig(*cfg) : cfg.status();
+  if (!valid.ok()) {
     std::fprintf(stderr, "limitsd: invalid configuration%s%s:\n%s\n", config_path.empty() ? "" : " in ",
-                 config_path.c_str(), cfg.status().message().c_str());
-    return 2;
-  }
-  // What the file's rules cannot see: librdkafka's verdict, the overrides file, the store path.
-  if (Status s = CheckConfig(*cfg); !s.ok()) {
-    std::fprintf(stderr, "limitsd: invalid configuration%s%s:\n%s\n", config_path.empty() ? "" : " in ",
-                 config_path.c_str(), s.message().c_str());
+                 config_path.c_str(), valid.message().c_str());
     return 2;
   }
   if (check_only) {
-    std::printf("%s: valid\n", config_path.c_str());
+    // What the node would be, so a manifest's check shows the zone's identity, not just "valid".
+    std::printf("%s: valid\nzone=%s consumer_group=%s instance_id=%s brokers=%s store.path=%s\n",
+                config_path.empty() ? "built-in defaults" : config_path.c_str(), cfg->node.zone.c_str(),
+                cfg->kafka.consumer_group.c_str(), cfg->node.instance_id.c_str(),
+                cfg->kafka.brokers.empty() ? "embedded" : cfg->kafka.brokers.c_str(),
+                cfg->store.path.c_str());
     return 0;
   }
   log::Level level = log::Level::kInfo;
@@ -89,6 +101,7 @@ int main(int argc, char** argv) {
   log::ParseLevel(cfg->log.level, &level);
   log::ParseFormat(cfg->log.format, &format);
   log::Configure(level, format);
+  RouteLibraryLogs();
 
   // Signals are taken synchronously by this thread; every other thread inherits the mask.
   sigset_t signals;

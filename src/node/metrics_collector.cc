@@ -39,8 +39,14 @@ double Load(const std::atomic<uint64_t>& v) { return static_cast<double>(v.load(
 
 NodeCollector::NodeCollector(UsageStore& store, PartitionManager& partitions, storage::Db& db,
                              const kafka::ConsumerStats& consumer, const kafka::ProducerStats& producer,
-                             const Clock& clock)
-    : store_(store), partitions_(partitions), db_(db), consumer_(consumer), producer_(producer), clock_(clock) {}
+                             const LifecycleStats& lifecycle, const Clock& clock)
+    : store_(store),
+      partitions_(partitions),
+      db_(db),
+      consumer_(consumer),
+      producer_(producer),
+      lifecycle_(lifecycle),
+      clock_(clock) {}
 
 std::vector<MetricFamily> NodeCollector::Collect() const {
   std::vector<MetricFamily> out;
@@ -111,6 +117,15 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       {"limitsd_records_outside_window_total", Load(consumer_.outside_window)},
       {"limitsd_records_redelivered_total", Load(consumer_.redelivered)},
       {"limitsd_store_flushes_total", Load(consumer_.flushes)},
+      {"limitsd_records_misrouted_total", Load(consumer_.misrouted)},
+      {"limitsd_lookups_total", Load(lifecycle_.lookups)},
+      {"limitsd_lookup_give_ups_total", Load(lifecycle_.give_ups)},
+      {"limitsd_lookup_fallbacks_total", Load(lifecycle_.fallbacks)},
+      {"limitsd_lookup_retries_total", Load(lifecycle_.retries)},
+      {"limitsd_lookup_time_index_total", Load(lifecycle_.time_index)},
+      {"limitsd_lookup_edge_probes_total", Load(lifecycle_.edge_probes)},
+      {"limitsd_lookup_search_probes_total", Load(lifecycle_.search_probes)},
+      {"limitsd_partitions_dropped_before_replay_total", Load(lifecycle_.dropped)},
   };
   const std::map<std::string, std::string> help = {
       {"loki_ingest_limits_records_fetched_total", "The total number of records fetched."},
@@ -123,6 +138,20 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       {"limitsd_records_outside_window_total", "Records older than the active window: nothing kept."},
       {"limitsd_records_redelivered_total", "Records below a partition's checkpoint: skipped."},
       {"limitsd_store_flushes_total", "Flushes of consumed records and their checkpoints by the consumer."},
+      {"limitsd_records_misrouted_total",
+       "Records on a partition other than their stream hash's (hash % partitions): skipped, not counted."},
+      {"limitsd_lookups_total", "Offset look-ups of newly assigned partitions finished."},
+      {"limitsd_lookup_give_ups_total",
+       "Partitions served without known offsets after windows.lookup_give_up (limits checked against "
+       "incomplete data until their replay catches up)."},
+      {"limitsd_lookup_fallbacks_total",
+       "Look-ups whose window start could not be found: replayed from the checkpoint or log start."},
+      {"limitsd_lookup_retries_total", "Failed offset look-up calls retried."},
+      {"limitsd_lookup_time_index_total", "Window starts answered by the broker's time index."},
+      {"limitsd_lookup_edge_probes_total", "Single-record reads at a partition's log edges during look-ups."},
+      {"limitsd_lookup_search_probes_total", "Single-record reads of binary searches for the window start."},
+      {"limitsd_partitions_dropped_before_replay_total",
+       "Partitions whose data was dropped on assignment (no checkpoint, or one beyond the log end)."},
   };
   for (const auto& [name, value] : counters) {
     MetricFamily f = Family(name, help.at(name), MetricType::Counter);
@@ -159,6 +188,11 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                               MetricType::Gauge);
   AddGauge(total, static_cast<double>(store_.TotalStreams()));
   out.push_back(std::move(total));
+  MetricFamily write_failed = Family("limitsd_store_write_failed",
+                                     "1 once a store write failed: updates are refused until a restart reloads.",
+                                     MetricType::Gauge);
+  AddGauge(write_failed, store_.health().ok() ? 0.0 : 1.0);
+  out.push_back(std::move(write_failed));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "kafka/consumer.h"
 #include "kafka/producer.h"
+#include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
 #include "limits/usage_store.h"
 #include "storage/db.h"
@@ -24,7 +25,7 @@ class NodeCollector final : public prometheus::Collectable {
  public:
   // All references must outlive the collector.
   NodeCollector(UsageStore& store, PartitionManager& partitions, storage::Db& db, const kafka::ConsumerStats& consumer,
-                const kafka::ProducerStats& producer, const Clock& clock);
+                const kafka::ProducerStats& producer, const LifecycleStats& lifecycle, const Clock& clock);
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
@@ -33,6 +34,7 @@ class NodeCollector final : public prometheus::Collectable {
   storage::Db& db_;
   const kafka::ConsumerStats& consumer_;
   const kafka::ProducerStats& producer_;
+  const LifecycleStats& lifecycle_;
   const Clock& clock_;
 };
 

@@ -1,7 +1,11 @@
 #include "node/node.h"
 
 #include "common/log.h"
+#include "kafka/kafka_conf.h"
+#include "limits/record_filter.h"
 #include "node/http_api.h"
+#include "node/ring_backends.h"
+#include "ring/instance_addr.h"
 
 namespace limits {
 
@@ -15,6 +19,11 @@ Windows WindowsOf(const config::WindowsConfig& w) {
                  .rate_s = secs(w.rate),
                  .bucket_s = secs(w.bucket),
                  .produce_interval_s = secs(w.produce_interval)};
+}
+
+Status CheckKafkaProperties(const config::KafkaConfig& kafka) {
+  RETURN_IF_ERROR(kafka::ClientProperties(kafka::Client::kConsumer, kafka.properties, kafka.consumer_properties).status());
+  return kafka::ClientProperties(kafka::Client::kProducer, kafka.properties, kafka.producer_properties).status();
 }
 
 Result<std::unique_ptr<Node>> Node::Start(const config::Config& config, const Clock& clock, NodeOptions options) {
@@ -67,28 +76,39 @@ Status Node::StartParts() {
     RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
   }
   rates_ = std::make_unique<RateLimiter>();
+  run_tag_ = MakeRunTag(c.node.instance_id);
 
+  ASSIGN_OR_RETURN(const kafka::Properties consumer_properties,
+                   kafka::ClientProperties(kafka::Client::kConsumer, c.kafka.properties, c.kafka.consumer_properties));
+  ASSIGN_OR_RETURN(const kafka::Properties producer_properties,
+                   kafka::ClientProperties(kafka::Client::kProducer, c.kafka.properties, c.kafka.producer_properties));
   ASSIGN_OR_RETURN(offsets_, kafka::KafkaOffsetSource::Create({.brokers = brokers_,
                                                                 .topic = c.kafka.topic,
                                                                 .client_id = c.node.instance_id,
-                                                                .properties = c.kafka.properties}));
+                                                                .properties = consumer_properties}));
   ASSIGN_OR_RETURN(producer_, kafka::StreamProducer::Create({.brokers = brokers_,
                                                              .topic = c.kafka.topic,
                                                              .zone = c.node.zone,
                                                              .instance_id = c.node.instance_id,
+                                                             .run_tag = run_tag_,
                                                              .num_partitions = c.kafka.num_partitions,
-                                                             .properties = c.kafka.properties},
+                                                             .properties = producer_properties},
                                                             clock_, *registry_));
-  lifecycler_ = std::make_unique<PartitionLifecycler>(
-      *store_, *offsets_, *partitions_, clock_,
-      PartitionLifecycler::Options{.windows = windows, .revoked_retention = c.windows.revoked_retention});
+  PartitionLifecycler::Options lo;
+  lo.windows = windows;
+  lo.revoked_retention = c.windows.revoked_retention;
+  lo.lookup.give_up = c.windows.lookup_give_up;
+  lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, *offsets_, *partitions_, clock_, lo);
   kafka::Consumer::Options co;
   co.brokers = brokers_;
   co.topic = c.kafka.topic;
   co.group = c.kafka.consumer_group;
   co.zone = c.node.zone;
   co.instance_id = c.node.instance_id;
-  co.properties = c.kafka.properties;
+  co.run_tag = run_tag_;
+  co.num_partitions = c.kafka.num_partitions;
+  co.static_membership = c.kafka.static_membership;
+  co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
@@ -101,10 +121,14 @@ Status Node::StartParts() {
                                              LimitsChecker::Options{.num_partitions = c.kafka.num_partitions});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
   ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
-                              {.listen = c.server.grpc_listen, .in_flight = [this] { return service_->in_flight(); }},
+                              {.listen = c.server.grpc_listen,
+                               .in_flight = [this] { return service_->in_flight(); },
+                               .health_service_name = ::proto::IngestLimits::service_full_name()},
                               *service_));
+  RETURN_IF_ERROR(StartRing());
 
-  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(), clock_);
+  collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
+                                               lifecycler_->stats(), clock_);
   std::vector<std::pair<std::string, http::Handler>> routes = {
       {"/ready", [this](const http::Request&) { return Ready(); }},
       {"/live", [](const http::Request&) { return http::Response{200, "text/plain; charset=utf-8", "live\n"}; }},
@@ -122,6 +146,31 @@ Status Node::StartParts() {
   return Status::OK();
 }
 
+// Joins the ring once gRPC serves, so the address it advertises answers. A KV store that is
+// down is not an error here: the lifecycler retries in the background and /ready says so.
+Status Node::StartRing() {
+  const config::RingConfig& r = config_.ring;
+  if (r.store.empty()) {
+    log::Warn("node", "no ring configured ([ring] store = \"\"): Loki's limits frontend cannot find this node");
+    return Status::OK();
+  }
+  ASSIGN_OR_RETURN(ring_kv_, MakeRingKv(config_, *registry_));
+  ASSIGN_OR_RETURN(std::string addr, ring::AdvertisedAddr(r.instance_addr, r.instance_port, grpc_->port()));
+  ring::LifecyclerOptions o;
+  o.ring_key = r.prefix + r.key;
+  o.instance_id = config_.node.instance_id;
+  o.addr = addr;
+  o.zone = config_.node.zone;
+  o.num_tokens = r.num_tokens;
+  o.heartbeat_period = r.heartbeat_period;
+  o.heartbeat_timeout = r.heartbeat_timeout;
+  o.unregister_on_shutdown = r.unregister_on_shutdown;
+  ring_ = std::make_unique<ring::Lifecycler>(*ring_kv_, clock_, o, *registry_);
+  ring_->Start();
+  ring_->SetServing();  // the gRPC server is up: ACTIVE right after the JOINING registration
+  return Status::OK();
+}
+
 Status Node::ReloadOverrides() {
   if (!reloader_) return Status::FailedPrecondition("no limits.overrides_file configured");
   return reloader_->Reload();
@@ -130,6 +179,13 @@ Status Node::ReloadOverrides() {
 http::Response Node::Ready() const {
   if (Status health = store_->health(); !health.ok()) {
     return {503, "text/plain; charset=utf-8", "store failed: " + health.message() + "\n"};
+  }
+  if (ring_) {
+    const ring::LifecyclerStatus rs = ring_->status();
+    if (!rs.registered) {
+      return {503, "text/plain; charset=utf-8",
+              "not registered in the ring" + (rs.last_error.empty() ? std::string(" yet") : ": " + rs.last_error) + "\n"};
+    }
   }
   const Readiness r = partitions_->CheckReadiness();
   return {r.ready ? 200 : 503, "text/plain; charset=utf-8", r.reason + "\n"};
@@ -141,6 +197,8 @@ void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
   log::Info("node", "stopping");
+  // Leave the ring first, so frontends stop routing here while this node still answers.
+  if (ring_) ring_->Stop();
   if (grpc_) grpc_->Stop();
   if (http_) http_->Stop();
   if (reloader_) reloader_->Stop();
@@ -158,6 +216,8 @@ void Node::Stop() {
   // Destroy in reverse order of construction: the consumer before what it references.
   http_.reset();
   collector_.reset();
+  ring_.reset();
+  ring_kv_.reset();
   grpc_.reset();
   service_.reset();
   checker_.reset();

@@ -2,10 +2,11 @@
 // starts them, and stops them in the reverse order (Loki's service.go).
 //   start: metrics registry -> [embedded mock Kafka] -> RocksDB -> usage store -> partition
 //          manager -> limits (+ overrides file) -> offset source -> producer -> lifecycler ->
-//          consumer -> evictor -> gRPC -> HTTP
-//   stop:  gRPC (no new checks) -> HTTP -> overrides reloader -> evictor -> consumer (finish
-//          the batch, persist, leave the group) -> lifecycler -> producer (flush) -> store
-//          (flush) -> RocksDB -> mock -> registry
+//          consumer -> evictor -> gRPC (+ health) -> [ring membership: JOINING, ACTIVE] -> HTTP
+//   stop:  [ring: LEAVING, removed] -> gRPC (health NOT_SERVING, no new checks) -> HTTP ->
+//          overrides reloader -> evictor -> consumer (finish the batch, persist, leave the
+//          group) -> lifecycler -> producer (flush) -> store (flush) -> RocksDB -> mock ->
+//          registry
 #pragma once
 
 #include <memory>
@@ -30,6 +31,8 @@
 #include "limits/usage_store.h"
 #include "node/metrics_collector.h"
 #include "node/overrides_reloader.h"
+#include "ring/kv_client.h"
+#include "ring/lifecycler.h"
 #include "rpc/grpc_server.h"
 #include "rpc/ingest_limits_service.h"
 #include "storage/db.h"
@@ -67,19 +70,25 @@ class Node {
   const config::Config& config() const { return config_; }
   // The brokers in use: the configured ones, or the embedded mock cluster's.
   const std::string& brokers() const { return brokers_; }
+  // This process's tag in the records it produces (record_filter.h).
+  const std::string& run_tag() const { return run_tag_; }
   int http_port() const { return http_ ? http_->port() : 0; }
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
+  // This instance's ring membership; nullptr when [ring] store is "".
+  ring::Lifecycler* ring() { return ring_.get(); }
 
  private:
   Node(const config::Config& config, const Clock& clock, NodeOptions options)
       : config_(config), clock_(clock), options_(options) {}
   Status StartParts();
+  Status StartRing();
   http::Response Ready() const;
 
   const config::Config config_;
   const Clock& clock_;
   const NodeOptions options_;
   std::string brokers_;
+  std::string run_tag_;  // this process in the records it produces (record_filter.h)
   bool stopped_ = false;
   // Created first, destroyed last: metric families reference it.
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
@@ -98,9 +107,15 @@ class Node {
   std::unique_ptr<LimitsChecker> checker_;
   std::unique_ptr<rpc::IngestLimitsService> service_;
   std::unique_ptr<rpc::GrpcServer> grpc_;
+  std::unique_ptr<ring::KvClient> ring_kv_;
+  std::unique_ptr<ring::Lifecycler> ring_;
   std::unique_ptr<NodeCollector> collector_;
   std::unique_ptr<http::HttpServer> http_;
 };
+
+// What LoadConfig cannot check: the librdkafka properties of every client (names, values, and
+// which client each belongs to). Node::Start fails the same way; main() exits 2 on it.
+Status CheckKafkaProperties(const config::KafkaConfig& kafka);
 
 // The store's windows, in its unit (seconds), from the configuration.
 Windows WindowsOf(const config::WindowsConfig& w);

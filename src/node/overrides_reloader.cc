@@ -28,7 +28,13 @@ OverridesReloader::OverridesReloader(std::string path, LimitsProvider& provider,
                         .Name("limitsd_overrides_last_success_timestamp_seconds")
                         .Help("When limits.overrides_file was last loaded successfully.")
                         .Register(registry)
-                        .Add({})) {}
+                        .Add({})),
+      last_ok_(prometheus::BuildGauge()
+                   .Name("limitsd_overrides_last_reload_successful")
+                   .Help("1 when the last load of limits.overrides_file succeeded, 0 while a broken file waits "
+                         "to be fixed (Loki's loki_runtime_config_last_reload_successful).")
+                   .Register(registry)
+                   .Add({})) {}
 
 OverridesReloader::~OverridesReloader() { Stop(); }
 
@@ -44,6 +50,7 @@ Status OverridesReloader::LoadInitial() {
   loaded_fingerprint_ = Fingerprint();
   if (loaded_fingerprint_ == "absent") {
     log::Warn("limits", "overrides file not found; using the configured limits until it appears").Kv("path", path_);
+    last_ok_.Set(1);  // not a failure: the file is optional
     return Status::OK();
   }
   Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFile(path_, format_);
@@ -52,6 +59,7 @@ Status OverridesReloader::LoadInitial() {
   provider_.SetFileOverrides(std::move(*overrides));
   reload_ok_.Increment();
   last_success_.SetToCurrentTime();
+  last_ok_.Set(1);
   log::Info("limits", "loaded tenant overrides").Kv("path", path_).Kv("tenants", tenants);
   return Status::OK();
 }
@@ -65,6 +73,7 @@ Status OverridesReloader::Reload() {
   loaded_fingerprint_ = fingerprint;  // a broken file is not re-read until it changes again
   if (!overrides.ok()) {
     reload_failed_.Increment();
+    last_ok_.Set(0);
     log::Error("limits", "overrides reload failed; the previous limits stay in force")
         .Kv("path", path_)
         .Kv("error", overrides.status().message());
@@ -74,6 +83,7 @@ Status OverridesReloader::Reload() {
   provider_.SetFileOverrides(std::move(*overrides));
   reload_ok_.Increment();
   last_success_.SetToCurrentTime();
+  last_ok_.Set(1);
   log::Info("limits", "reloaded tenant overrides").Kv("path", path_).Kv("tenants", tenants);
   return Status::OK();
 }

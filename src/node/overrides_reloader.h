@@ -44,6 +44,7 @@ class OverridesReloader {
   prometheus::Counter& reload_ok_;
   prometheus::Counter& reload_failed_;
   prometheus::Gauge& last_success_;
+  prometheus::Gauge& last_ok_;
   std::mutex reload_mu_;  // one reload at a time (SIGHUP and the poller)
   std::string loaded_fingerprint_;  // GUARDED_BY(reload_mu_)
   Periodic poller_;

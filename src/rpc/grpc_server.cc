@@ -1,6 +1,7 @@
 #include "rpc/grpc_server.h"
 
 #include <grpc/grpc.h>
+#include <grpcpp/health_check_service_interface.h>
 
 #include <atomic>
 #include <thread>
@@ -22,6 +23,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   }
   auto server = std::make_unique<GrpcServer>();
   server->in_flight_ = options.in_flight;
+  // grpc.health.v1.Health, which Loki's client pool calls on every instance (a server that
+  // does not implement it is dropped and re-dialled). A process-wide switch, read by Build.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(GrpcListenAddress(options.listen), grpc::InsecureServerCredentials(), &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
@@ -30,14 +34,26 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   builder.RegisterService(&service);
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) return Status::Unavailable("grpc: cannot listen on " + options.listen);
+  // The overall status ("", what Loki's pool asks) is SERVING from the start; the named
+  // service answers the same.
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
+  if (health != nullptr && !options.health_service_name.empty()) {
+    health->SetServingStatus(options.health_service_name, true);
+  }
   log::Info("rpc", "listening").Kv("address", options.listen).Kv("port", server->port_);
   return server;
 }
 
 GrpcServer::~GrpcServer() { Stop(); }
 
+void GrpcServer::SetNotServing() {
+  if (!server_) return;
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) health->SetServingStatus(false);
+}
+
 void GrpcServer::Stop(std::chrono::milliseconds grace) {
   if (!server_) return;
+  SetNotServing();  // during the grace period too
   const auto started = std::chrono::steady_clock::now();
   // gRPC's shutdown closes the listener and waits until every call is done *and every
   // connection is closed*: an idle client channel holds it until the deadline. So, while it

@@ -1,5 +1,6 @@
-// GrpcServer: the gRPC server the IngestLimits service runs in. Binds host:port, [v6]:port
-// or Loki's ":port" (every interface); port 0: the kernel picks, port() says which.
+// GrpcServer: the gRPC server the IngestLimits service runs in, with grpc.health.v1.Health
+// (SERVING while it runs, NOT_SERVING once Stop() begins). Binds host:port, [v6]:port or
+// Loki's ":port" (every interface); port 0: the kernel picks, port() says which.
 // Stop() closes the listener, lets calls in flight finish (up to the grace), then closes every
 // connection at once: an idle client channel no longer holds shutdown for the whole grace.
 #pragma once
@@ -20,7 +21,8 @@ struct GrpcServerOptions {
   int max_receive_bytes = 64 << 20;       // a request larger than this is refused by gRPC
   // Calls the service has received and not yet answered; Stop() closes the connections once
   // it is 0 instead of waiting out the grace. Unset: Stop() waits for gRPC's own shutdown.
-  std::function<int64_t()> in_flight;
+  std::function<int64_t()> in_flight = nullptr;
+  std::string health_service_name = "";   // also reported by the health service, e.g. "proto.IngestLimits"
 };
 
 // "0.0.0.0:9095" for ":9095" (gRPC treats 0.0.0.0 as every interface, IPv6 included).
@@ -30,6 +32,8 @@ class GrpcServer {
  public:
   static Result<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, grpc::Service& service);
   ~GrpcServer();
+  // Health checks answer NOT_SERVING from now on (Stop() begins with it).
+  void SetNotServing();
   // Stops accepting calls, lets running ones finish (up to `grace`), then cancels the rest.
   void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
   int port() const { return port_; }

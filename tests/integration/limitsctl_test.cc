@@ -106,6 +106,35 @@ TEST_F(LimitsctlTest, ReadCommandsMatchTheirGoldenOutput) {
   }
 }
 
+// Every option, global or a command's, also as --option=value: the same output either way.
+TEST_F(LimitsctlTest, OptionsTakeBothForms) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"--now", kNow, "streams", "--tenant", "tenant-a", "--partition", "1", "--limit", "1"},
+       {std::string("--now=") + kNow, "streams", "--tenant=tenant-a", "--partition=1", "--limit=1"}},
+      {{"--active-window", "1m", "--now", kNow, "tenants"}, {"--active-window=1m", std::string("--now=") + kNow, "tenants"}},
+      {{"checkpoint", "--partition", "p00001"}, {"checkpoint", "--partition=p00001"}},
+  };
+  for (const auto& [spaced, joined] : cases) {
+    RunResult a = Ctl(spaced);
+    std::vector<std::string> argv = {LIMITSCTL, "--db=" + db_};
+    argv.insert(argv.end(), joined.begin(), joined.end());
+    RunResult b = RunProgram(argv);
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_FALSE(b.out.empty());
+  }
+  const std::string cfg = dir_.Sub("limitsd.toml");
+  std::ofstream(cfg) << "[store]\npath = \"" << db_ << "\"\n";
+  RunResult by_config = RunProgram({LIMITSCTL, "--config=" + cfg, "--json", "partitions"});
+  EXPECT_EQ(by_config.exit_code, 0) << by_config.err;
+  EXPECT_THAT(by_config.out, HasSubstr("\"partition\": 2,"));
+  RunResult switch_value = Ctl({"--json=yes", "partitions"});
+  EXPECT_EQ(switch_value.exit_code, 2);
+  EXPECT_THAT(switch_value.err, HasSubstr("--json takes no value"));
+  EXPECT_EQ(Ctl({"tenants", "--partition="}).exit_code, 2);  // an empty partition is no partition
+}
+
 TEST_F(LimitsctlTest, StatsListsEveryColumnFamily) {
   RunResult r = Ctl({"stats"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -30,26 +30,49 @@ TEST(LimitsdCliTest, CheckConfigExitsZeroOnTheShippedExample) {
   EXPECT_THAT(r.out, HasSubstr("valid"));
 }
 
-// The Kubernetes ConfigMap's embedded TOML must stay valid as the keys evolve.
-TEST(LimitsdCliTest, TheKubernetesConfigMapIsValid) {
-  std::ifstream in(K8S_CONFIGMAP);
-  ASSERT_TRUE(in);
-  std::string line, toml;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.find("limitsd.toml: |") != std::string::npos) {
-      inside = true;
-    } else if (inside) {
-      if (!line.empty() && line.rfind("    ", 0) != 0) break;
-      toml += (line.size() >= 4 ? line.substr(4) : "") + "\n";
-    }
+// What manifests write: --flag=value for every flag, and --check-config appended to the
+// container's own arguments to check exactly what the pod would run.
+TEST(LimitsdCliTest, FlagsTakeBothForms) {
+  const std::string example = EXAMPLE_CONFIG;
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{LIMITSD, "--check-config=" + example, "--set=node.instance_id=pod-0"},
+        std::vector<std::string>{LIMITSD, "--check-config", example, "--set", "node.instance_id=pod-0"},
+        std::vector<std::string>{LIMITSD, "--config=" + example, "--set=node.instance_id=pod-0", "--check-config"},
+        std::vector<std::string>{LIMITSD, "--config", example, "--check-config", "--set", "node.instance_id=pod-0"}}) {
+    testing::RunResult r = RunProgram(argv);
+    EXPECT_EQ(r.exit_code, 0) << argv[1] << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr(example + ": valid\n"));
+    EXPECT_THAT(r.out, HasSubstr("zone=zone-a consumer_group=limitsd-zone-a instance_id=pod-0 brokers=embedded"));
   }
-  ASSERT_FALSE(toml.empty());
-  testing::TempDir dir;
-  const std::string path = dir.Sub("k8s.toml");
-  std::ofstream(path) << toml;
-  testing::RunResult r = RunProgram({LIMITSD, "--check-config", path, "--set", "node.instance_id=limitsd-zone-a-0"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // --set=key=value splits at the first '=' only.
+  testing::RunResult set = RunProgram({LIMITSD, "--check-config", "--set=kafka.brokers=k:9092", "--set=node.zone=zone-c"});
+  EXPECT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_THAT(set.out, HasSubstr("built-in defaults: valid"));
+  EXPECT_THAT(set.out, HasSubstr("zone=zone-c consumer_group=limitsd-zone-c"));
+  EXPECT_THAT(set.out, HasSubstr("brokers=k:9092"));
+  testing::RunResult two_files = RunProgram({LIMITSD, "--config=a.toml", "--check-config=b.toml"});
+  EXPECT_EQ(two_files.exit_code, 2);
+  EXPECT_THAT(two_files.err, HasSubstr("name different files"));
+  EXPECT_EQ(RunProgram({LIMITSD, "--version=1"}).exit_code, 2);
+  EXPECT_EQ(RunProgram({LIMITSD, "--set"}).exit_code, 2);
+  testing::RunResult missing = RunProgram({LIMITSD, "--config=/nonexistent/limitsd.toml", "--check-config"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/limitsd.toml"));
+}
+
+// librdkafka properties are checked too, naming the section, and each goes only to the
+// client librdkafka applies it to (no CONFWARN).
+TEST(LimitsdCliTest, KafkaPropertiesAreCheckedPerClient) {
+  testing::RunResult ok = RunProgram({LIMITSD, "--check-config", "--set=kafka.properties.session.timeout.ms=30000",
+                                      "--set=kafka.properties.linger.ms=50",
+                                      "--set=kafka.consumer_properties.fetch.wait.max.ms=20"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  testing::RunResult wrong = RunProgram({LIMITSD, "--check-config", "--set=kafka.consumer_properties.linger.ms=5"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.err, HasSubstr("kafka.consumer_properties.\"linger.ms\": a producer property"));
+  testing::RunResult unknown = RunProgram({LIMITSD, "--check-config", "--set=kafka.properties.no.such=1"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("kafka.properties.\"no.such\""));
 }
 
 TEST(LimitsdCliTest, BadConfigExitsTwoNamingTheKey) {

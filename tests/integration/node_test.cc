@@ -18,6 +18,7 @@
 
 #include "node/node.h"
 #include "testing/http_client.h"
+#include "testing/raw_produce.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 #include "testing/test_kafka.h"
@@ -182,15 +183,18 @@ class NodeProcess {
     static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
     return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
   }
-  // partition -> records to replay, from the lifecycle's first plan for each partition.
-  std::map<int, int64_t> Plans() const {
-    std::map<int, int64_t> out;
+  // Partitions planned and records to replay, summed over the lifecycle's one summary line
+  // per rebalance.
+  std::pair<int64_t, int64_t> Planned() const {
+    int64_t partitions = 0, records = 0;
     const std::string log = Log();
-    static const std::regex re("\"component\":\"lifecycle\".*?\"partition\":([0-9]+).*?\"to_replay\":([0-9]+)");
+    static const std::regex re(
+        "\"msg\":\"assignment planned\",\"partitions\":([0-9]+),.*?\"records_to_replay\":([0-9]+)");
     for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
-      out.emplace(std::stoi((*it)[1]), std::stoll((*it)[2]));
+      partitions += std::stoll((*it)[1]);
+      records += std::stoll((*it)[2]);
     }
-    return out;
+    return {partitions, records};
   }
 
  private:
@@ -228,10 +232,8 @@ TEST_F(NodeTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
   NodeProcess node(kafka_, dir, dir_.Sub("second.log"));
   // The killed member holds the partitions until its session times out.
   ASSERT_TRUE(WaitFor([&] { return node.ReadyWithAllPartitions(); }, 90s)) << node.Log();
-  int64_t replayed = 0;
-  const auto plans = node.Plans();
-  for (const auto& [p, n] : plans) replayed += n;
-  EXPECT_EQ(plans.size(), size_t{kPartitions});
+  const auto [planned, replayed] = node.Planned();
+  EXPECT_EQ(planned, kPartitions);
   EXPECT_EQ(replayed, 25);  // the records after the checkpoints, not the 65 of the window
   node.Kill(SIGTERM);
   testing::RunResult tenants = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "tenants"});
@@ -297,22 +299,26 @@ TEST_F(NodeTest, StreamsAcceptedInOneZoneReachTheOther) {
 
 // 5. Same-zone handoff: records the previous owner (same zone, other instance) produced after
 // this node's end-offset snapshot are applied; its own are discarded; records without the
-// instance header fall back to the zone.
-TEST_F(NodeTest, SameZoneRecordsOfAnotherInstanceAreApplied) {
+// instance header fall back to the zone. Item 2: records of this instance's *previous run*
+// (same pod name, another process) are applied too — only this very process's are skipped.
+TEST_F(NodeTest, Item2_OnlyThisProcesssOwnRecordsAreDiscarded) {
   auto b = Start("node-b", "zone-a");
   ASSERT_TRUE(b);
   ASSERT_TRUE(WaitFor([&] { return AllReady(*b, kPartitions); }, 60s));
+  ASSERT_EQ(b->run_tag().rfind("node-b/", 0), 0u) << b->run_tag();
   const int64_t now = NowMs();
-  for (uint64_t h = 0; h < 4; ++h) kafka_.Produce("t", h, now, "zone-a", "node-a");   // late records of the old owner
-  for (uint64_t h = 4; h < 8; ++h) kafka_.Produce("t", h, now, "zone-a", "node-b");   // its own
-  for (uint64_t h = 8; h < 12; ++h) kafka_.Produce("t", h, now, "zone-a");            // no header: by zone
-  for (uint64_t h = 12; h < 16; ++h) kafka_.Produce("t", h, now, "zone-c");           // another zone
+  for (uint64_t h = 0; h < 4; ++h) kafka_.Produce("t", h, now, "zone-a", "node-a/1");    // late records of the old owner
+  for (uint64_t h = 4; h < 8; ++h) kafka_.Produce("t", h, now, "zone-a", b->run_tag());  // its own
+  for (uint64_t h = 8; h < 12; ++h) kafka_.Produce("t", h, now, "zone-a");               // no header: by zone
+  for (uint64_t h = 12; h < 16; ++h) kafka_.Produce("t", h, now, "zone-c");              // another zone
+  for (uint64_t h = 16; h < 20; ++h) kafka_.Produce("t", h, now, "zone-a", "node-b/0123456789abcdef");  // its previous run
+  for (uint64_t h = 20; h < 24; ++h) kafka_.Produce("t", h, now, "zone-a", "node-b");    // an older version's header
   kafka_.Flush();
-  ASSERT_TRUE(WaitFor([&] { return b->consumer().stats().fetched.load() == 16; }, 30s));
-  ASSERT_TRUE(WaitFor([&] { return Streams(*b, "t", all_) == 8; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return b->consumer().stats().fetched.load() == 24; }, 30s));
+  ASSERT_TRUE(WaitFor([&] { return Streams(*b, "t", all_) == 16; }, 10s));
   EXPECT_EQ(b->consumer().stats().discarded.load(), 8u);
-  for (uint64_t h : {0u, 3u, 12u, 15u}) {
-    EXPECT_EQ(b->store().ActiveStreams(static_cast<int32_t>(h % kPartitions), "t", ""), 2u);
+  for (uint64_t h : {0u, 3u, 12u, 15u, 16u, 19u, 20u, 23u}) {
+    EXPECT_EQ(b->store().ActiveStreams(static_cast<int32_t>(h % kPartitions), "t", ""), 4u);
   }
 }
 
@@ -386,25 +392,80 @@ TEST_F(NodeTest, ReassignmentAfterTheRetentionReplaysTheWindow) {
   }
 }
 
-// 7. Offset look-ups that fail make the partition ready (liveness); consumption continues.
-TEST_F(NodeTest, FailedOffsetLookupsStillGoReady) {
+// 7. Item 1: failed offset look-ups never serve a partition without its data. Two injected
+// ListOffsets errors at start-up: the look-ups retry, and a tenant at 900 of its 1000
+// streams is admitted exactly 100 of 300 new ones.
+TEST_F(NodeTest, Item1_FailedLookupsNeverServeAPartitionWithoutItsData) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 900; ++i) kafka_.Produce("t", i, now - 1000);
+  kafka_.Flush();
+  std::vector<rd_kafka_resp_err_t> errors(2, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  rd_kafka_mock_push_request_errors_array(kafka_.mock(), 2, errors.size(), errors.data());  // ApiKey 2: ListOffsets
+  auto node = Start("a", "zone-a", [](config::Config& c) {
+    c.limits.defaults.max_global_streams_per_user = 1000;
+    c.limits.defaults.ingestion_rate_mb = 0;  // not rate limited
+  });
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  for (const PartitionInfo& info : node->partitions().Snapshot()) EXPECT_FALSE(info.lookup_failed) << info.partition;
+  EXPECT_EQ(Streams(*node, "t", all_), 900u);
+  std::vector<StreamUpdate> fresh;
+  for (uint64_t i = 0; i < 300; ++i) fresh.push_back({.stream_hash = 10'000 + i, .bytes = 10, .policy = ""});
+  std::vector<Rejection> rejected;
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", fresh, &rejected).ok());
+  EXPECT_EQ(rejected.size(), 200u);  // 100 of 300 admitted
+  EXPECT_EQ(Streams(*node, "t", all_), 1000u);
+}
+
+// Item 1: look-ups that never answer keep partitions unserved (reason 1) until
+// windows.lookup_give_up; then they are served, replaying in the background, and counted.
+TEST_F(NodeTest, Item1_OnlyTheGiveUpServesAPartitionWhoseOffsetsAreUnknown) {
   const int64_t now = NowMs();
   for (uint64_t i = 0; i < 8; ++i) kafka_.Produce("t", i, now);
   kafka_.Flush();
-  // ApiKey 2 = ListOffsets; every such request fails until cleared.
-  std::vector<rd_kafka_resp_err_t> errors(200, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  std::vector<rd_kafka_resp_err_t> errors(5000, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
   rd_kafka_mock_push_request_errors_array(kafka_.mock(), 2, errors.size(), errors.data());
+  auto node = Start("a", "zone-a", [](config::Config& c) { c.windows.lookup_give_up = 8s; });
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AssignedPartitions(*node).size() == kPartitions; }, 30s));
+  EXPECT_TRUE(ReadyPartitions(*node).empty());
+  EXPECT_EQ(HttpGet(node->http_port(), "/ready").status, 503);
+  EXPECT_EQ(HttpGet(node->http_port(), "/live").status, 200);
+  std::vector<Rejection> rejected;
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", std::vector<StreamUpdate>{{.stream_hash = 1, .bytes = 0, .policy = ""}}, &rejected).ok());
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].reason, kReasonFailed);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  for (const PartitionInfo& info : node->partitions().Snapshot()) EXPECT_TRUE(info.lookup_failed);
+  EXPECT_EQ(node->lifecycler().stats().give_ups.load(), uint64_t{kPartitions});
+  EXPECT_NE(HttpGet(node->http_port(), "/metrics").body.find("limitsd_lookup_give_ups_total 4"), std::string::npos);
+  rd_kafka_mock_clear_request_errors(kafka_.mock(), 2);
+  // Replay of what is there still happens: all 8 records, from the beginning.
+  ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 8; }, 60s));
+}
+
+// Item 10: a transaction's commit marker at the end of a partition takes the offset end - 1,
+// but no record is ever delivered at it: the replay completes when the position reaches the
+// end (the end-of-log event), not when a record at end - 1 arrives.
+TEST_F(NodeTest, Item10_AControlRecordAtTheEndDoesNotKeepAPartitionReplaying) {
+  const int64_t now = NowMs();
+  const std::string leader = kafka_.bootstrap().substr(0, kafka_.bootstrap().find(','));  // broker 1
+  for (int32_t p = 0; p < kPartitions; ++p) rd_kafka_mock_partition_set_leader(kafka_.mock(), testing::kTopic, p, 1);
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now - 1000);
+  kafka_.Flush();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    Status s = testing::ProduceControlRecord(leader, testing::kTopic, p, /*commit=*/true, now);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_EQ(kafka_.EndOffset(0), 11);
   auto node = Start("a");
   ASSERT_TRUE(node);
   ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
-  for (const PartitionInfo& info : node->partitions().Snapshot()) EXPECT_TRUE(info.lookup_failed);
-  EXPECT_EQ(HttpGet(node->http_port(), "/live").status, 200);
-  EXPECT_EQ(HttpGet(node->http_port(), "/ready").status, 200);
-  rd_kafka_mock_clear_request_errors(kafka_.mock(), 2);
-  for (uint64_t i = 8; i < 16; ++i) kafka_.Produce("t", i, now);
-  kafka_.Flush();
-  // Replay of what is there still happens: all 16 records, from the beginning.
-  ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 16; }, 60s));
+  EXPECT_EQ(Streams(*node, "t", all_), 40u);
+  for (const PartitionInfo& info : node->partitions().Snapshot()) {
+    EXPECT_EQ(info.end_offset, 11) << info.partition;
+    EXPECT_FALSE(info.lookup_failed);
+  }
 }
 
 // 8. A corrupt record is counted, skipped, and consumption continues past it.

@@ -242,6 +242,7 @@ TEST_F(ServingTest, HttpUsagePartitionsAndAStrictlyValidScrape) {
   EXPECT_EQ(m.Value("loki_ingest_limits_tenant_ingested_bytes_total", {{"tenant", "tenant-a"}}), 400);
   EXPECT_EQ(m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "OK"}}), 2);
   EXPECT_EQ(m.Value("limitsd_rocksdb_estimated_keys", {{"cf", "meta"}}) >= 0, true);
+  EXPECT_EQ(m.Value("limitsd_store_write_failed"), 0);
   for (const testing::Sample& sample : m.samples) {
     EXPECT_EQ(sample.labels.count("stream"), 0u) << sample.name;  // never a label per stream
   }
@@ -261,6 +262,11 @@ TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldL
   std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = 2\n";
   StartNode([&](config::Config& c) { c.limits.overrides_file = overrides; });
   ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  auto last_ok = [&] {
+    return testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body)
+        .Value("limitsd_overrides_last_reload_successful");
+  };
+  EXPECT_EQ(last_ok(), 1);
   EXPECT_EQ(Rejected("t", {1, 2, 3}).size(), 1u);
   // Change the file: the node picks it up on its own.
   std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = 5\n# changed\n";
@@ -279,6 +285,9 @@ TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldL
   EXPECT_THAT(reload.message(), HasSubstr("tenants.t.max_global_streams_per_user"));
   EXPECT_EQ(Rejected("t", {7}).size(), 1u);   // still 5 active: 7 is over
   EXPECT_TRUE(Rejected("t", {1, 2}).empty());  // known streams still accepted
+  EXPECT_EQ(last_ok(), 0);  // what the alert LimitsdOverridesReloadFailing watches
+  std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = 6\n";
+  ASSERT_TRUE(WaitFor([&] { return last_ok() == 1; }, 30s));
 }
 
 // Issue 8 item 13 on the node: a UTF-8 tenant's usage document names it as written (it came

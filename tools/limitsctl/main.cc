@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 #include "command.h"
+#include "common/flag_cursor.h"
 #include "common/log.h"
 #include "config/load_config.h"
 #include "config/units.h"
@@ -21,7 +23,7 @@ constexpr char kUsage[] =
     "                 <command> [options]\n";
 
 constexpr char kGlobalHelp[] =
-    "Global options (anywhere on the line):\n"
+    "Global options (anywhere on the line; every option also as --option=value):\n"
     "  --db PATH             the node's database directory (store.path; default \"data\")\n"
     "  --config FILE         take store.path, windows.active, windows.rate and kafka.num_partitions\n"
     "                        from the node's configuration\n"
@@ -75,24 +77,24 @@ int main(int argc, char** argv) {
   const Command* command = nullptr;
   Args args;
   bool help = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    if (arg == "--help" || arg == "-h") {
-      help = true;
-    } else if (arg == "--json") {
-      ctx.json = true;
+  FlagCursor cursor(argc, argv);
+  while (cursor.Next()) {
+    const std::string& arg = cursor.arg();
+    if (arg == "--help" || arg == "-h" || arg == "--json") {
+      if (cursor.has_inline_value()) {
+        std::fprintf(stderr, "limitsctl: %s takes no value\n%s", arg.c_str(), kUsage);
+        return kExitUsage;
+      }
+      (arg == "--json" ? ctx.json : help) = true;
     } else if (arg == "--db" || arg == "--config" || arg == "--now" || arg == "--active-window") {
       std::string* target = arg == "--db" ? &db_flag : arg == "--config" ? &config_path : arg == "--now" ? &now_flag : &window_flag;
-      if (!value(target)) {
+      std::optional<std::string> value = cursor.Value();
+      if (!value) {
         std::fprintf(stderr, "limitsctl: %s needs a value\n%s", arg.c_str(), kUsage);
         return kExitUsage;
       }
-    } else if (arg.rfind("--", 0) == 0) {
+      *target = std::move(*value);
+    } else if (cursor.is_flag()) {
       const std::string name = arg.substr(2);
       if (command == nullptr ||
           std::find(command->flags.begin(), command->flags.end(), name) == command->flags.end()) {
@@ -100,7 +102,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "limitsctl: unknown option %s\n%s", arg.c_str(), kUsage);
         return kExitUsage;
       }
-      if (!value(&args.flags[name])) return UsageError(ctx, command->name, arg + " needs a value");
+      std::optional<std::string> value = cursor.Value();
+      if (!value) return UsageError(ctx, command->name, arg + " needs a value");
+      args.flags[name] = std::move(*value);
     } else if (command == nullptr) {
       for (const Command* c : Commands()) {
         if (c->name == arg) command = c;

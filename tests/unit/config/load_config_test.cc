@@ -253,6 +253,21 @@ TEST(LoadConfigTest, SetReachesQuotedTenantsPoliciesAndDottedKafkaProperties) {
   EXPECT_EQ(c.kafka.consumer_group, "limitsd-zone-b");  // derived after --set
 }
 
+TEST(LoadConfigTest, PerClientKafkaPropertiesFromFileAndSet) {
+  Config c = Parse(R"(
+[kafka.consumer_properties]
+"session.timeout.ms" = 30000
+[kafka.producer_properties]
+"linger.ms" = "50"
+)",
+                   {"kafka.consumer_properties.group.instance.id=pod-0", "kafka.producer_properties.acks=all"});
+  EXPECT_TRUE(c.kafka.properties.empty());
+  EXPECT_EQ(c.kafka.consumer_properties.at("session.timeout.ms"), "30000");
+  EXPECT_EQ(c.kafka.consumer_properties.at("group.instance.id"), "pod-0");
+  EXPECT_EQ(c.kafka.producer_properties.at("linger.ms"), "50");
+  EXPECT_EQ(c.kafka.producer_properties.at("acks"), "all");
+}
+
 TEST(LoadConfigTest, SetErrorsSayTheyCameFromSet) {
   EXPECT_THAT(ErrorOf("", {"kafka.num_partitions=many"}),
               HasSubstr("kafka.num_partitions: expected an integer, got a string \"many\" (from --set)"));

@@ -45,15 +45,14 @@ TEST(PropertyCheckTest, Item22_UnknownBadAndNodeOwnedPropertiesAreRefusedByKey) 
 
 // What only a client can tell: librdkafka's checks across properties.
 TEST(PropertyCheckTest, Item22_ClientConfigsAreBuiltAsTheNodeBuildsThem) {
-  EXPECT_TRUE(CheckClientConfigs({}, {}, "limitsd-zone-a", "node-0", "kafka.properties").ok());
+  EXPECT_TRUE(CheckClientConfigs({}, {}, "limitsd-zone-a", "node-0").ok());
   const Status sasl = CheckClientConfigs({{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.mechanisms", "PLAIN"}},
-                                         {}, "g", "node-0", "kafka.properties");
+                                         {}, "g", "node-0");
   ASSERT_FALSE(sasl.ok());
   EXPECT_THAT(sasl.message(),
-              HasSubstr("kafka.properties: librdkafka refuses the consumer configuration: sasl.username and "
-                        "sasl.password must be set"));
-  const Status idempotence = CheckClientConfigs({}, {{"enable.idempotence", "true"}, {"acks", "1"}}, "g", "node-0",
-                                                "kafka.producer_properties");
+              HasSubstr("kafka.properties, kafka.consumer_properties: librdkafka refuses the consumer configuration: "
+                        "sasl.username and sasl.password must be set"));
+  const Status idempotence = CheckClientConfigs({}, {{"enable.idempotence", "true"}, {"acks", "1"}}, "g", "node-0");
   ASSERT_FALSE(idempotence.ok());
   EXPECT_THAT(idempotence.message(), HasSubstr("kafka.producer_properties: librdkafka refuses the producer "
                                                "configuration: `acks` must be set to `all`"));

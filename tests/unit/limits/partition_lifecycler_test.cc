@@ -3,37 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <mutex>
 
 #include "testing/fake_clock.h"
+#include "testing/fake_log.h"
 #include "testing/temp_dir.h"
 #include "testing/test_store.h"
+#include "testing/wait_for.h"
 
 namespace limits {
 namespace {
 
 using namespace std::chrono_literals;
-
-class FakeOffsetSource final : public OffsetSource {
- public:
-  std::vector<PartitionOffsets> Lookup(std::span<const int32_t> partitions, int64_t window_start_ms) override {
-    last_window_start_ms = window_start_ms;
-    ++calls;
-    std::vector<PartitionOffsets> out;
-    for (int32_t p : partitions) {
-      auto it = offsets.find(p);
-      out.push_back(it == offsets.end() ? PartitionOffsets{.partition = p, .ok = false, .error = "unreachable"}
-                                        : it->second);
-    }
-    return out;
-  }
-  std::map<int32_t, PartitionOffsets> offsets;
-  int64_t last_window_start_ms = 0;
-  int calls = 0;
-};
-
-PartitionOffsets Offsets(int32_t p, int64_t start, int64_t end, int64_t window_start) {
-  return {.partition = p, .ok = true, .error = {}, .start = start, .end = end, .window_start = window_start};
-}
+using testing::EvenLog;
 
 class PartitionLifecyclerTest : public ::testing::Test {
  protected:
@@ -41,10 +23,13 @@ class PartitionLifecyclerTest : public ::testing::Test {
     opened_ = testing::TestStore::Open(dir_, clock_, 4, windows_);
     db_ = opened_.db.get();
     store_ = opened_.store.get();
-    lifecycler_ = std::make_unique<PartitionLifecycler>(
-        *store_, source_, manager_, clock_,
-        PartitionLifecycler::Options{.windows = windows_, .revoked_retention = 600s, .check_interval = 1h});
+    PartitionLifecycler::Options o{.windows = windows_, .revoked_retention = 600s, .check_interval = 1h};
+    o.lookup.backoff = 1ms;
+    o.lookup.max_backoff = 1ms;
+    o.lookup.give_up = 120s;
+    lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, source_, manager_, clock_, o);
     ASSERT_TRUE(lifecycler_->Start([this](std::vector<AssignmentPlan> p) {
+                  std::lock_guard lock(mu_);
                   plans_.insert(plans_.end(), p.begin(), p.end());
                 }).ok());
   }
@@ -60,12 +45,27 @@ class PartitionLifecyclerTest : public ::testing::Test {
     ASSERT_TRUE(store_->Apply(partition, recs, next_offset).ok());
   }
 
+  // A log of n records one second apart whose record `first_inside` is the first inside the window.
+  testing::FakePartitionLog Log(int64_t start, int64_t n, int64_t first_inside) {
+    const int64_t cutoff = clock_.NowMillis() - int64_t{windows_.active_s} * 1000;
+    return EvenLog(start, n, cutoff - (first_inside - start) * 1000 + 500, 1000);
+  }
+
   AssignmentPlan AssignAndPlan(int32_t p) {
     const int64_t gen = manager_.Assign(p);
-    plans_.clear();
+    Plans().clear();
     lifecycler_->ProcessAssignment({{p, gen}});
-    EXPECT_EQ(plans_.size(), 1u);
-    return plans_.empty() ? AssignmentPlan{} : plans_[0];
+    EXPECT_EQ(Plans().size(), 1u);
+    return Plans().empty() ? AssignmentPlan{} : Plans()[0];
+  }
+
+  std::vector<AssignmentPlan>& Plans() { return plans_; }  // threads done, or single-threaded
+  std::optional<AssignmentPlan> PlanOf(int32_t p) {
+    std::lock_guard lock(mu_);
+    for (const AssignmentPlan& plan : plans_) {
+      if (plan.partition == p) return plan;
+    }
+    return std::nullopt;
   }
 
   testing::TempDir dir_;
@@ -74,45 +74,45 @@ class PartitionLifecyclerTest : public ::testing::Test {
   testing::TestStore opened_;
   storage::Db* db_ = nullptr;
   UsageStore* store_ = nullptr;
-  FakeOffsetSource source_;
+  testing::FakeLog source_;
   PartitionManager manager_{clock_, 30s};
   std::unique_ptr<PartitionLifecycler> lifecycler_;
-  std::vector<AssignmentPlan> plans_;
+  std::mutex mu_;
+  std::vector<AssignmentPlan> plans_;  // GUARDED_BY(mu_) while threads run
 };
 
 TEST_F(PartitionLifecyclerTest, ResumesAtTheCheckpointAndReplaysToTheEndSnapshot) {
   Seed(0, 100, 5);
-  source_.offsets[0] = Offsets(0, 0, 150, 20);
+  source_.logs[0] = Log(0, 150, 20);
   const AssignmentPlan plan = AssignAndPlan(0);
   EXPECT_EQ(plan.resume_offset, 100);
   EXPECT_EQ(plan.end_offset, 150);
   EXPECT_FALSE(plan.nothing_to_replay());
-  EXPECT_EQ(source_.last_window_start_ms, clock_.NowMillis() - 3600'000);
+  EXPECT_EQ(source_.probes[0], 0);
   EXPECT_EQ(store_->ActiveStreams(0, "t", ""), 5u);  // data kept
 }
 
 TEST_F(PartitionLifecyclerTest, SkipsToTheWindowStartWhenTheCheckpointIsOlder) {
-  Seed(1, 10, 2);
-  source_.offsets[1] = Offsets(1, 0, 500, 300);
+  Seed(1, 10, 2, clock_.NowMillis() - 5000'000);
+  source_.logs[1] = Log(0, 500, 300);
   EXPECT_EQ(AssignAndPlan(1).resume_offset, 300);
 }
 
 TEST_F(PartitionLifecyclerTest, CaughtUpMeansReadyAtOnce) {
   Seed(2, 150, 3);
-  source_.offsets[2] = Offsets(2, 0, 150, 0);
+  source_.logs[2] = Log(0, 150, 0);
   const AssignmentPlan plan = AssignAndPlan(2);
   EXPECT_TRUE(plan.nothing_to_replay());
   EXPECT_FALSE(plan.lookup_failed);
 }
 
-TEST_F(PartitionLifecyclerTest, ACheckpointBelowTheLogStartDropsTheData) {
+TEST_F(PartitionLifecyclerTest, Item11_ACheckpointBelowTheLogStartKeepsTheRows) {
   Seed(0, 100, 5);
-  source_.offsets[0] = Offsets(0, 120, 200, 130);  // retention deleted 100..119 unseen
+  source_.logs[0] = Log(120, 80, 130);  // retention deleted 100..119 unseen
   const AssignmentPlan plan = AssignAndPlan(0);
-  EXPECT_EQ(plan.resume_offset, 130);
-  EXPECT_EQ(store_->ActiveStreams(0, "t", ""), 0u);
-  EXPECT_FALSE(store_->CheckpointOf(0).has_value());
-  EXPECT_TRUE(db_->HasPartition(0));  // re-created empty for the replay
+  EXPECT_EQ(plan.resume_offset, 120);
+  EXPECT_EQ(store_->ActiveStreams(0, "t", ""), 5u);  // replay could not rebuild them
+  EXPECT_EQ(lifecycler_->stats().dropped.load(), 0u);
 }
 
 TEST_F(PartitionLifecyclerTest, DataWithoutACheckpointIsDropped) {
@@ -122,44 +122,124 @@ TEST_F(PartitionLifecyclerTest, DataWithoutACheckpointIsDropped) {
     b.PutRow(3, "\x01t\0\0\0\0\0\0\0\x03", "junk");  // a leftover row, covered by no checkpoint
     ASSERT_TRUE(db_->Write(b).ok());
   }
-  source_.offsets[3] = Offsets(3, 0, 40, 0);
+  source_.logs[3] = Log(0, 40, 0);
   EXPECT_EQ(AssignAndPlan(3).resume_offset, 0);
   bool any = false;
   ASSERT_TRUE(db_->ScanPartition(3, "", [&](auto, auto) { return any = true, false; }).ok());
   EXPECT_FALSE(any);
 }
 
-TEST_F(PartitionLifecyclerTest, ACheckpointBeyondTheLogEndIsNotTrusted) {
+TEST_F(PartitionLifecyclerTest, Item3_ACheckpointBeyondTheLogEndIsNotTrusted) {
   Seed(1, 900, 2);
-  source_.offsets[1] = Offsets(1, 0, 50, 10);  // the topic was recreated
+  source_.logs[1] = Log(0, 50, 10);  // the topic was recreated
   EXPECT_EQ(AssignAndPlan(1).resume_offset, 10);
   EXPECT_EQ(store_->ActiveStreams(1, "t", ""), 0u);
+}
+
+TEST_F(PartitionLifecyclerTest, Item3_ACheckpointBeyondTheEndIsCheckedAgainstRetriedBounds) {
+  // The bounds fail twice first: the checkpoint is never used before they answer.
+  Seed(1, 900, 2);
+  source_.logs[1] = Log(0, 50, 10);
+  source_.fail_bounds[1] = 2;
+  const AssignmentPlan plan = AssignAndPlan(1);
+  EXPECT_FALSE(plan.lookup_failed);
+  EXPECT_EQ(plan.resume_offset, 10);
+  EXPECT_EQ(plan.end_offset, 50);
 }
 
 TEST_F(PartitionLifecyclerTest, StaleStreamsAreEvictedBeforeReplay) {
   Seed(0, 10, 3, clock_.NowMillis() - 3000'000);
   clock_.Advance(1000s);  // now outside the window
-  source_.offsets[0] = Offsets(0, 0, 10, 10);
+  source_.logs[0] = Log(0, 10, 10);
   AssignAndPlan(0);
   EXPECT_EQ(store_->UsageOf("t", PartitionSet{0}).total_streams, 0u);
 }
 
-TEST_F(PartitionLifecyclerTest, AFailedLookupIsReadyAndResumesAtTheCheckpointOrTheBeginning) {
-  Seed(0, 70, 1);
-  AssignmentPlan plan = AssignAndPlan(0);
-  EXPECT_TRUE(plan.lookup_failed);
-  EXPECT_TRUE(plan.nothing_to_replay());
-  EXPECT_EQ(plan.resume_offset, 70);
-  EXPECT_EQ(AssignAndPlan(1).resume_offset, kOffsetBeginning);
+TEST_F(PartitionLifecyclerTest, Item12_AFreshPartitionIsCheckpointedWhenPlanned) {
+  source_.logs[2] = Log(0, 30, 10);
+  const AssignmentPlan plan = AssignAndPlan(2);
+  ASSERT_EQ(plan.resume_offset, 10);
+  ASSERT_TRUE(store_->CheckpointOf(2).has_value());
+  EXPECT_EQ(store_->CheckpointOf(2)->next_offset, 10);
+  std::vector<int32_t> corrupt;
+  auto on_disk = db_->ReadCheckpoints(&corrupt);
+  ASSERT_TRUE(on_disk.ok());
+  ASSERT_TRUE(on_disk->count(2));  // persisted with the column family
+  EXPECT_EQ(on_disk->at(2).next_offset, 10);
+  EXPECT_TRUE(db_->HasPartition(2));
 }
 
-TEST_F(PartitionLifecyclerTest, NoPlanForAPartitionRevokedMeanwhile) {
+TEST_F(PartitionLifecyclerTest, Item1_LookupFailuresKeepThePartitionUnplannedUntilTheyAnswer) {
+  Seed(0, 70, 1);
+  source_.logs[0] = Log(0, 100, 0);
+  source_.fail_bounds[0] = 2;  // two injected ListOffsets errors
+  const int64_t gen = manager_.Assign(0);
+  lifecycler_->OnAssigned({{0, gen}});
+  ASSERT_TRUE(testing::WaitFor([&] { return PlanOf(0).has_value(); }, 10s));
+  EXPECT_FALSE(PlanOf(0)->lookup_failed);  // planned on real offsets: never served without its data
+  EXPECT_EQ(PlanOf(0)->resume_offset, 70);
+  EXPECT_EQ(PlanOf(0)->end_offset, 100);
+  EXPECT_GE(lifecycler_->stats().retries.load(), 2u);
+  EXPECT_EQ(lifecycler_->stats().give_ups.load(), 0u);
+}
+
+TEST_F(PartitionLifecyclerTest, Item1_OnlyAfterTheGiveUpIsAPartitionServedWithoutItsOffsets) {
+  Seed(0, 70, 1);
+  source_.fail_bounds[0] = -1;
+  source_.fail_bounds[1] = -1;
+  const int64_t gen0 = manager_.Assign(0), gen1 = manager_.Assign(1);
+  lifecycler_->OnAssigned({{0, gen0}, {1, gen1}});
+  ASSERT_TRUE(testing::WaitFor([&] { return source_.Calls(0) >= 3; }, 10s));
+  EXPECT_FALSE(PlanOf(0).has_value());  // retrying, not served
+  clock_.Advance(121s);
+  ASSERT_TRUE(testing::WaitFor([&] { return PlanOf(0) && PlanOf(1); }, 10s));
+  EXPECT_TRUE(PlanOf(0)->lookup_failed);
+  EXPECT_TRUE(PlanOf(0)->nothing_to_replay());
+  EXPECT_EQ(PlanOf(0)->resume_offset, 70);
+  EXPECT_EQ(PlanOf(1)->resume_offset, kOffsetBeginning);
+  EXPECT_EQ(lifecycler_->stats().give_ups.load(), 2u);
+}
+
+TEST_F(PartitionLifecyclerTest, Item1_ASlowPartitionDoesNotHoldTheOthersBack) {
+  for (int32_t p = 0; p < 4; ++p) source_.logs[p] = Log(0, 20, 0);
+  source_.hold_bounds[0] = true;  // partition 0's leader does not answer yet
+  std::vector<std::pair<int32_t, int64_t>> assigned;
+  for (int32_t p = 0; p < 4; ++p) assigned.emplace_back(p, manager_.Assign(p));
+  lifecycler_->OnAssigned(assigned);
+  ASSERT_TRUE(testing::WaitFor([&] { return PlanOf(1) && PlanOf(2) && PlanOf(3); }, 10s));
+  EXPECT_FALSE(PlanOf(0).has_value());
+  source_.Release(0);
+  ASSERT_TRUE(testing::WaitFor([&] { return PlanOf(0).has_value(); }, 10s));
+  EXPECT_FALSE(PlanOf(0)->lookup_failed);
+}
+
+TEST_F(PartitionLifecyclerTest, NoPlanAndNoNetworkCallForAPartitionRevokedMeanwhile) {
   const int64_t gen = manager_.Assign(0);
   manager_.Revoke(0);
-  source_.offsets[0] = Offsets(0, 0, 10, 0);
-  plans_.clear();
+  source_.logs[0] = Log(0, 10, 0);
+  Plans().clear();
   lifecycler_->ProcessAssignment({{0, gen}});
-  EXPECT_TRUE(plans_.empty());
+  EXPECT_TRUE(Plans().empty());
+  EXPECT_EQ(source_.Calls(0), 0);
+}
+
+TEST_F(PartitionLifecyclerTest, Item4_AStaleJobKeepsTheNewerRevocationRecord) {
+  Seed(0, 10, 2);
+  manager_.Assign(1);  // settles the manager
+  source_.logs[0] = Log(0, 10, 0);
+  source_.hold_bounds[0] = true;
+  const int64_t gen = manager_.Assign(0);
+  lifecycler_->OnAssigned({{0, gen}});
+  ASSERT_TRUE(testing::WaitFor([&] { return source_.Calls(0) == 1; }, 10s));  // its look-up in flight
+  manager_.Revoke(0);
+  lifecycler_->OnRevoked({0});
+  source_.Release(0);
+  ASSERT_TRUE(testing::WaitFor([&] { return lifecycler_->stats().stale.load() == 1; }, 10s));
+  EXPECT_FALSE(PlanOf(0).has_value());
+  ASSERT_TRUE(store_->Revoked()->count(0));  // still scheduled for eviction
+  clock_.Advance(601s);
+  lifecycler_->EvictDueRevoked();
+  EXPECT_FALSE(db_->HasPartition(0));
 }
 
 TEST_F(PartitionLifecyclerTest, RevokedPartitionsAreDroppedAfterTheRetentionUnlessReassigned) {
@@ -176,14 +256,14 @@ TEST_F(PartitionLifecyclerTest, RevokedPartitionsAreDroppedAfterTheRetentionUnle
   clock_.Advance(599s);
   lifecycler_->EvictDueRevoked();
   EXPECT_TRUE(db_->HasPartition(0));
-  // Partition 1 comes back before the deadline: the assignment cancels its eviction.
-  source_.offsets[1] = Offsets(1, 0, 10, 0);
+  // Partition 1 comes back before the deadline: while assigned it is never evicted (the
+  // consumer clears the record when it accepts the plan).
+  source_.logs[1] = Log(0, 10, 0);
   AssignAndPlan(1);
   clock_.Advance(2s);
   lifecycler_->EvictDueRevoked();
   EXPECT_FALSE(db_->HasPartition(0));
   EXPECT_TRUE(db_->HasPartition(1));
-  EXPECT_EQ(store_->Revoked()->size(), 0u);
 }
 
 TEST_F(PartitionLifecyclerTest, ARestartDoesNotExtendRetentionAndSchedulesUnmarkedPartitions) {

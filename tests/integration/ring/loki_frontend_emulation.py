@@ -1,0 +1,502 @@
+#!/usr/bin/python3
+"""Loki-frontend emulation: limitsd as Loki's limits frontend sees it.
+
+Starts a real etcd (Debian's etcd-server) and one mock Kafka cluster (mock_broker), then two
+zones x two limitsd processes joined to the ingest-limits ring in etcd. It then does what
+Loki's limits frontend (pkg/limits/frontend/ring.go) and its client pool do:
+  - read the ring from etcd (key collectors/ingest-limits) and decode it: snappy block
+    format, then protobuf ring.Desc (src/proto/ring.proto, written from dskit's numbers);
+  - keep ACTIVE instances whose heartbeat is within the heartbeat timeout;
+  - health-check every instance with grpc.health.v1.Health/Check;
+  - call GetAssignedPartitions on each and, per zone, route each stream to the instance with
+    the newest assignment time for hash % 64;
+  - query the zones in order, sending the next zone only the streams left unanswered;
+    streams no zone answered become reason 1 (failed).
+Checks: a tenant at limit L gets exactly L accepted across the first zone's two nodes (each
+node its share, +-1), reason 1 never reaches a stream of a ready partition, the other zone
+learns the accepted streams through Kafka and answers for them when a node is SIGKILLed;
+the killed node's heartbeat goes stale after the heartbeat timeout and the frontend stops
+routing to it; a SIGTERMed node leaves the ring at once.
+
+Usage: loki_frontend_emulation.py --limitsd PATH --mock-broker PATH --proto-python DIR
+Exit 0 when every check holds, 1 otherwise. Prints what it measured.
+"""
+import argparse
+import base64
+import json
+import math
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+NUM_PARTITIONS = 64
+RING_KEY = "collectors/ingest-limits"
+HEARTBEAT_PERIOD = "500ms"
+HEARTBEAT_TIMEOUT_S = 3.0
+TENANT = "tenant-at-limit"
+LIMIT = 100
+TIMEOUT_MULTIPLIER = float(os.environ.get("LIMITSD_TEST_TIMEOUT_MULTIPLIER", "1") or 1)
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise CheckFailed(what)
+
+
+def wait_for(pred, timeout_s, what, interval_s=0.05):
+    deadline = time.monotonic() + timeout_s * TIMEOUT_MULTIPLIER
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise CheckFailed("timed out waiting for " + what)
+        time.sleep(interval_s)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return 0, ""
+
+
+# --- processes ------------------------------------------------------------------------------
+
+class Etcd:
+    def __init__(self, workdir):
+        self.client_port, self.peer_port = free_port(), free_port()
+        client = "http://127.0.0.1:%d" % self.client_port
+        peer = "http://127.0.0.1:%d" % self.peer_port
+        self.log_path = os.path.join(workdir, "etcd.log")
+        self.proc = subprocess.Popen(
+            ["/usr/bin/etcd", "--name", "emulation", "--data-dir", os.path.join(workdir, "etcd"),
+             "--listen-client-urls", client, "--advertise-client-urls", client,
+             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+             "--initial-cluster", "emulation=" + peer, "--logger", "zap", "--log-level", "warn"],
+            stdout=subprocess.DEVNULL, stderr=open(self.log_path, "w"))
+        wait_for(lambda: '"health":"true"' in http_get(self.client_port, "/health")[1], 20, "etcd /health")
+
+    @property
+    def endpoint(self):
+        return "127.0.0.1:%d" % self.client_port
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+class MockBroker:
+    def __init__(self, binary):
+        self.proc = subprocess.Popen([binary, "--partitions", str(NUM_PARTITIONS)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline().split()
+        check(len(line) == 2 and line[0] == "bootstrap", "mock_broker did not print its bootstrap address")
+        self.bootstrap = line[1]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()  # it exits when stdin closes
+            self.proc.wait(10)
+
+
+class Node:
+    def __init__(self, binary, workdir, instance, zone, etcd_endpoint, bootstrap):
+        self.instance, self.zone = instance, zone
+        self.log_path = os.path.join(workdir, instance + ".log")
+        sets = {
+            "node.zone": zone,
+            "node.instance_id": instance,
+            "kafka.brokers": bootstrap,
+            "kafka.num_partitions": str(NUM_PARTITIONS),
+            "kafka.properties.session.timeout.ms": "4000",
+            "kafka.properties.heartbeat.interval.ms": "500",
+            "kafka.properties.reconnect.backoff.max.ms": "500",
+            "kafka.properties.topic.metadata.refresh.interval.ms": "1000",
+            "store.path": os.path.join(workdir, instance),
+            "store.block_cache": "16MiB",
+            "store.write_buffer": "8MiB",
+            "server.grpc_listen": "127.0.0.1:0",
+            "server.http_listen": "127.0.0.1:0",
+            "windows.wait_assign": "5s",
+            # Rate limiting (reason 3) is limitsd's addition; this test is about stream limits.
+            "limits.defaults.ingestion_rate_mb": "1000",
+            "limits.defaults.ingestion_burst_size_mb": "1000",
+            "limits.tenants.%s.max_global_streams_per_user" % TENANT: str(LIMIT),
+            "ring.store": "etcd",
+            "ring.etcd_endpoints": etcd_endpoint,
+            "ring.etcd_dial_timeout": "2s",
+            "ring.instance_addr": "127.0.0.1",
+            "ring.heartbeat_period": HEARTBEAT_PERIOD,
+            "ring.heartbeat_timeout": "%ds" % HEARTBEAT_TIMEOUT_S,
+        }
+        argv = [binary]
+        for k, v in sets.items():
+            argv += ["--set", "%s=%s" % (k, v)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.log_path, "w"))
+        self.grpc_port = self.http_port = 0
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def read_ports(self):
+        m = re.search(r'"component":"node","msg":"started","grpc_port":(\d+),"http_port":(\d+)', self.log())
+        if m:
+            self.grpc_port, self.http_port = int(m.group(1)), int(m.group(2))
+        return bool(m)
+
+    @property
+    def addr(self):
+        return "127.0.0.1:%d" % self.grpc_port
+
+    def usage_streams(self, tenant):
+        status, body = http_get(self.http_port, "/ingest-limits/usage/" + tenant)
+        return json.loads(body)["streams_total"] if status == 200 else -1
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def stop(self):
+        self.signal(signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# --- what Loki's frontend does -----------------------------------------------------------------
+
+def load_messages(proto_dir):
+    sys.path.insert(0, proto_dir)
+    global grpc, snappy, limits_pb2, ring_pb2, etcd_kv_pb2, health_pb2
+    import grpc  # noqa: F401  Debian's python3-grpcio
+    import snappy  # noqa: F401  Debian's python3-snappy
+    from proto import etcd_kv_pb2, health_pb2, limits_pb2, ring_pb2  # noqa: F401  protoc --python_out
+
+
+def unary(channel, method, response_type):
+    return channel.unary_unary(method, request_serializer=lambda m: m.SerializeToString(),
+                               response_deserializer=response_type.FromString)
+
+
+def decode_ring(value):
+    """dskit's proto codec: snappy block format around a protobuf ring.Desc."""
+    desc = ring_pb2.Desc()
+    desc.ParseFromString(snappy.uncompress(value))
+    return desc
+
+
+STATE_NAMES = {0: "ACTIVE", 1: "LEAVING", 2: "PENDING", 3: "JOINING", 4: "LEFT"}
+
+
+def describe_instance(inst, now):
+    return "%-9s addr=%s zone=%s state=%s tokens=%d heartbeat_age=%.1fs registered=%d" % (
+        inst.id, inst.addr, inst.zone, STATE_NAMES.get(inst.state, inst.state), len(inst.tokens),
+        now - inst.timestamp, inst.registered_timestamp)
+
+
+class EtcdRing:
+    """Reads the ring value with etcd's v3 gRPC API (KV/Range), as dskit's etcd client does."""
+
+    def __init__(self, endpoint):
+        self.channel = grpc.insecure_channel(endpoint)
+        self.range = unary(self.channel, "/etcdserverpb.KV/Range", etcd_kv_pb2.RangeResponse)
+
+    def read(self):
+        resp = self.range(etcd_kv_pb2.RangeRequest(key=RING_KEY.encode()), timeout=5)
+        return decode_ring(resp.kvs[0].value) if resp.kvs else ring_pb2.Desc()
+
+
+class Pool:
+    """The client pool: one channel per address; health checks drop clients that fail."""
+
+    def __init__(self):
+        self.clients = {}
+        self.dropped = []
+
+    def get(self, addr):
+        if addr not in self.clients:
+            ch = grpc.insecure_channel(addr)
+            self.clients[addr] = {
+                "channel": ch,
+                "health": unary(ch, "/grpc.health.v1.Health/Check", health_pb2.HealthCheckResponse),
+                "exceeds": unary(ch, "/proto.IngestLimits/ExceedsLimits", limits_pb2.ExceedsLimitsResponse),
+                "assigned": unary(ch, "/proto.IngestLimits/GetAssignedPartitions",
+                                  limits_pb2.GetAssignedPartitionsResponse),
+            }
+        return self.clients[addr]
+
+    def health_check(self, addr):
+        try:
+            resp = self.get(addr)["health"](health_pb2.HealthCheckRequest(service=""), timeout=2)
+            ok = resp.status == health_pb2.HealthCheckResponse.SERVING
+        except grpc.RpcError:
+            ok = False
+        if not ok:
+            self.dropped.append(addr)
+            self.clients.pop(addr)["channel"].close()
+        return ok
+
+
+class Frontend:
+    def __init__(self, ring, pool, assigned_ttl_s=1.0):
+        self.ring, self.pool = ring, pool
+        self.assigned_ttl_s = assigned_ttl_s
+        self.assigned_cache = {}  # addr -> (expires, {partition: assigned_at})
+
+    def healthy_instances(self):
+        now = time.time()
+        return [i for i in self.ring.read().ingesters.values()
+                if i.state == ring_pb2.ACTIVE and now - i.timestamp <= HEARTBEAT_TIMEOUT_S]
+
+    def assigned(self, addr):
+        cached = self.assigned_cache.get(addr)
+        if cached and cached[0] > time.monotonic():
+            return cached[1]
+        try:
+            resp = self.pool.get(addr)["assigned"](limits_pb2.GetAssignedPartitionsRequest(), timeout=2)
+        except grpc.RpcError:
+            return {}
+        parts = dict(resp.assignedPartitions)
+        self.assigned_cache[addr] = (time.monotonic() + self.assigned_ttl_s, parts)
+        return parts
+
+    def zone_consumers(self):
+        """zone -> {partition: addr of the instance with the newest assignment time}."""
+        by_zone = {}
+        for inst in self.healthy_instances():
+            by_zone.setdefault(inst.zone, []).append(inst)
+        out = {}
+        for zone in sorted(by_zone):  # Loki's tests sort zones; production shuffles them
+            newest, owner = {}, {}
+            for inst in by_zone[zone]:
+                for p, t in self.assigned(inst.addr).items():
+                    if newest.get(p, -1) < t:
+                        newest[p], owner[p] = t, inst.addr
+            out[zone] = owner
+        return out
+
+    def exceeds_limits(self, tenant, hashes):
+        """Returns ({hash: reason}, {hash: addr that answered})."""
+        results, answered_by = {}, {}
+        unanswered = list(hashes)
+        for zone, consumers in self.zone_consumers().items():
+            if not unanswered:
+                break
+            by_addr = {}
+            for h in unanswered:
+                addr = consumers.get(h % NUM_PARTITIONS)
+                if addr is not None:
+                    by_addr.setdefault(addr, []).append(h)
+            for addr, hs in by_addr.items():
+                req = limits_pb2.ExceedsLimitsRequest(tenant=tenant)
+                for h in hs:
+                    req.streams.add(streamHash=h, totalSize=1000)
+                try:
+                    resp = self.pool.get(addr)["exceeds"](req, timeout=3)
+                except grpc.RpcError:
+                    continue  # unanswered: the next zone gets these streams
+                for r in resp.results:
+                    results[r.streamHash] = r.reason
+                for h in hs:
+                    answered_by[h] = addr
+            unanswered = [h for h in unanswered if h not in answered_by]
+        for h in unanswered:
+            results[h] = 1  # what Loki's frontend answers for streams no zone answered
+        return results, answered_by
+
+
+# --- the scenario -------------------------------------------------------------------------------
+
+def run(args, workdir):
+    load_messages(args.proto_python)
+    started = time.monotonic()
+    etcd = Etcd(workdir)
+    broker = MockBroker(args.mock_broker)
+    nodes = {}
+    try:
+        for name, zone in (("a-0", "zone-a"), ("a-1", "zone-a"), ("b-0", "zone-b"), ("b-1", "zone-b")):
+            nodes[name] = Node(args.limitsd, workdir, name, zone, etcd.endpoint, broker.bootstrap)
+        for n in nodes.values():
+            wait_for(n.read_ports, 20, n.instance + " to start")
+        ring = EtcdRing(etcd.endpoint)
+        pool = Pool()
+        frontend = Frontend(ring, pool)
+
+        # 1. The ring: four ACTIVE instances with fresh heartbeats, at the addresses they serve.
+        wait_for(lambda: len(frontend.healthy_instances()) == 4, 20, "4 ACTIVE instances in the ring")
+        now = time.time()
+        instances = sorted(frontend.healthy_instances(), key=lambda i: i.id)
+        print("instances found in the ring (%s in etcd):" % RING_KEY)
+        for inst in instances:
+            print("  " + describe_instance(inst, now))
+        check({i.id: i.addr for i in instances} == {n.instance: n.addr for n in nodes.values()},
+              "the ring advertises each node's gRPC address")
+        check(all(len(i.tokens) == 128 for i in instances), "128 tokens each")
+        for inst in instances:
+            check(pool.health_check(inst.addr), "grpc.health.v1 Check SERVING on " + inst.id)
+        print("health checks: %d SERVING, %d dropped" % (len(instances), len(pool.dropped)))
+
+        # 2. Each zone's group split the 64 partitions between its two nodes, all ready.
+        def split_done():
+            for zone in ("zone-a", "zone-b"):
+                zone_nodes = [n for n in nodes.values() if n.zone == zone]
+                parts = [set(frontend.assigned(n.addr)) for n in zone_nodes]
+                if any(not p for p in parts) or set().union(*parts) != set(range(NUM_PARTITIONS)) \
+                        or sum(len(p) for p in parts) != NUM_PARTITIONS:
+                    return False
+            return True
+        wait_for(split_done, 40, "each zone's two nodes to serve all 64 partitions, split")
+        shares = {}
+        for n in nodes.values():
+            k = len(frontend.assigned(n.addr))
+            shares[n.instance] = math.ceil(LIMIT * k / NUM_PARTITIONS)
+            print("  %s (%s) serves %d ready partitions: its share of limit %d is %d"
+                  % (n.instance, n.zone, k, LIMIT, shares[n.instance]))
+        print("ring, health and partitions settled after %.1fs" % (time.monotonic() - started))
+
+        # 3. A tenant at limit L: 3L new streams through the frontend, in batches as pushes come.
+        rng = random.Random(10)
+        hashes = [rng.getrandbits(64) for _ in range(3 * LIMIT)]
+        results, answered_by = {}, {}
+        for i in range(0, len(hashes), 25):
+            r, a = frontend.exceeds_limits(TENANT, hashes[i:i + 25])
+            results.update(r)
+            answered_by.update(a)
+        accepted = [h for h in hashes if h not in results]
+        addr_to_node = {n.addr: n.instance for n in nodes.values()}
+        per_node = {}
+        for h in accepted:
+            node = addr_to_node[answered_by[h]]
+            per_node[node] = per_node.get(node, 0) + 1
+        reasons = sorted(set(results.values()))
+        print("tenant %s at limit %d: %d streams sent, %d accepted %s, reasons of the rest %s"
+              % (TENANT, LIMIT, len(hashes), len(accepted), per_node, reasons))
+        check(all(addr_to_node[answered_by[h]].startswith("a-") for h in hashes), "zone-a answered every stream")
+        check(1 not in results.values(), "reason 1 never reaches a stream of a ready partition")
+        check(reasons == [2], "the streams over the limit get reason 2 (stream limit)")
+        check(LIMIT <= len(accepted) <= LIMIT + 2, "exactly L accepted across the zone's two nodes (+-1 per node)")
+        for node, n in per_node.items():
+            check(abs(n - shares[node]) <= 1, "%s accepted its share %d (+-1), got %d" % (node, shares[node], n))
+
+        # 4. The other zone learns the accepted streams from the topic.
+        b_nodes = [n for n in nodes.values() if n.zone == "zone-b"]
+        wait_for(lambda: sum(n.usage_streams(TENANT) for n in b_nodes) == len(accepted), 20,
+                 "zone-b to hold the %d streams zone-a accepted" % len(accepted))
+        print("zone-b holds the %d accepted streams (consumed from Kafka)" % len(accepted))
+
+        # 5. SIGKILL a-1: calls to it fail at once, so its streams fall over to zone-b; its
+        #    heartbeat goes stale after the heartbeat timeout and the frontend stops routing to it.
+        victim = nodes["a-1"]
+        victim.signal(signal.SIGKILL)
+        killed_at = time.monotonic()
+        victim.proc.wait()
+        r, a = frontend.exceeds_limits(TENANT, accepted)
+        print("right after SIGKILL of a-1: %d accepted streams re-checked, %d rejected, answered by %s"
+              % (len(accepted), len(r), sorted({addr_to_node[x] for x in a.values()})))
+        check(not r, "streams accepted before stay accepted (zone-b answers for a-1's partitions)")
+        check(any(addr_to_node[x] == "b-0" or addr_to_node[x] == "b-1" for x in a.values()),
+              "zone-b answered the streams of a-1's partitions")
+        wait_for(lambda: victim.addr not in {i.addr for i in frontend.healthy_instances()}, 3 * HEARTBEAT_TIMEOUT_S,
+                 "a-1's heartbeat to go stale", interval_s=0.02)
+        skipped_after = time.monotonic() - killed_at
+        print("a-1 skipped by the frontend %.2fs after SIGKILL (heartbeat_timeout %.0fs, period %s)"
+              % (skipped_after, HEARTBEAT_TIMEOUT_S, HEARTBEAT_PERIOD))
+        # The last heartbeat's timestamp was taken up to one period (plus its write) before the
+        # kill, in whole seconds as dskit's: stale between timeout - period - 1 s and timeout.
+        check(HEARTBEAT_TIMEOUT_S - 0.5 - 1.0 - 0.5 <= skipped_after <= HEARTBEAT_TIMEOUT_S + 2.0 * TIMEOUT_MULTIPLIER,
+              "stale once the last heartbeat is heartbeat_timeout old")
+        new = [rng.getrandbits(64) for _ in range(20)]
+        r, a = frontend.exceeds_limits(TENANT, accepted + new)
+        check(victim.addr not in a.values(), "nothing routed to the skipped instance")
+        check(all(h not in r for h in accepted), "accepted streams still accepted")
+        check(1 not in r.values(), "no reason 1 after the failover")
+        print("after a-1 is skipped: %d new streams -> %d rejected (reason 2), %d accepted; answered by %s"
+              % (len(new), sum(1 for h in new if r.get(h) == 2), sum(1 for h in new if h not in r),
+                 sorted({addr_to_node[x] for x in a.values()})))
+
+        # 6. SIGTERM b-0: it leaves the ring at once (LEAVING, then removed) before exiting.
+        leaver = nodes["b-0"]
+        leaver.signal(signal.SIGTERM)
+        termed_at = time.monotonic()
+        wait_for(lambda: leaver.instance not in ring.read().ingesters, HEARTBEAT_TIMEOUT_S,
+                 "b-0 to leave the ring", interval_s=0.01)
+        left_after = time.monotonic() - termed_at
+        leaver.proc.wait(20)
+        exited_after = time.monotonic() - termed_at
+        print("b-0 removed from the ring %.2fs after SIGTERM (process exited after %.2fs)" % (left_after, exited_after))
+        check(left_after < 1.5, "a graceful stop leaves the ring at once, not after the heartbeat timeout")
+        check(leaver.addr not in {i.addr for i in frontend.healthy_instances()}, "the frontend no longer sees b-0")
+
+        # 7. The ring as etcdctl prints it, decoded once by this test's decoder.
+        out = subprocess.run(["/usr/bin/etcdctl", "--endpoints", etcd.endpoint, "get", "--prefix", "collectors/",
+                              "-w", "json"], env=dict(os.environ, ETCDCTL_API="3"), capture_output=True, check=True)
+        kvs = json.loads(out.stdout).get("kvs", [])
+        print("etcdctl get --prefix collectors/ (%d key), decoded:" % len(kvs))
+        now = time.time()
+        for kv in kvs:
+            desc = decode_ring(base64.b64decode(kv["value"]))
+            print("  %s (version %s, %d bytes snappy): %d instances"
+                  % (base64.b64decode(kv["key"]).decode(), kv["version"], len(base64.b64decode(kv["value"])),
+                     len(desc.ingesters)))
+            for key in sorted(desc.ingesters):
+                print("    " + describe_instance(desc.ingesters[key], now))
+            check(sorted(desc.ingesters) == ["a-0", "a-1", "b-1"], "a-1 stays (killed: stale), b-0 is gone")
+        check(len(kvs) == 1, "one key under collectors/")
+        print("emulation passed in %.1fs" % (time.monotonic() - started))
+        return 0
+    except CheckFailed as e:
+        print("FAILED: %s" % e)
+        for n in nodes.values():
+            print("--- last lines of %s's log ---" % n.instance)
+            print("\n".join(n.log().splitlines()[-15:]))
+        return 1
+    finally:
+        for n in nodes.values():
+            n.signal(signal.SIGTERM)  # all at once: each takes a moment to leave its group
+        for n in nodes.values():
+            n.stop()
+        broker.stop()
+        etcd.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--limitsd", required=True)
+    parser.add_argument("--mock-broker", required=True)
+    parser.add_argument("--proto-python", required=True)
+    args = parser.parse_args()
+    workdir = tempfile.mkdtemp(prefix="limitsd-emulation-")
+    try:
+        return run(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
