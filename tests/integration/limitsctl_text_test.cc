@@ -73,5 +73,14 @@ TEST(LimitsctlTextTest, Item13_ControlCharactersInNamesAreEscapedUtf8PassesThrou
   EXPECT_THAT(streams.out, Not(HasSubstr("\x1b")));
 }
 
+// Issue 8 item 8 in the tool: --active-window went through the same uint32 cast.
+TEST(LimitsctlTextTest, Item8_AnActiveWindowBeyond32BitSecondsIsRefused) {
+  testing::TempDir dir;
+  testing::RunResult r =
+      testing::RunProgram({LIMITSCTL, "--db", dir.Sub("db"), "--active-window", "1193047h", "tenants"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--active-window 1193047h: expected whole seconds up to 1193046h28m15s"));
+}
+
 }  // namespace
 }  // namespace limits
