@@ -26,6 +26,8 @@ test_packages=(
   python3-yaml yamllint prometheus
   # deploy/test-image.sh: bootstrap a Debian base image, build and run deploy/Dockerfile
   podman runc mmdebstrap uidmap
+  # the real Kafka broker of the realkafka tests (scripts/kafka-dev.sh)
+  openjdk-17-jre-headless maven
 )
 if [ "$mode" = all ]; then packages+=("${test_packages[@]}"); fi
 
@@ -35,23 +37,27 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  # The prometheus package is here for promtool: keep apt from starting its server (it would
+  # listen on :9090) through the standard policy-rc.d hook, if the machine has none of its own.
+  policy=/usr/sbin/policy-rc.d
+  remove_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+    remove_policy=1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  status=0
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
+  if [ -n "$remove_policy" ]; then $sudo rm -f "$policy"; fi
+  if [ "$status" -ne 0 ]; then exit "$status"; fi
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-# The prometheus package is here for promtool: keep apt from starting its server (it would
-# listen on :9090) through the standard policy-rc.d hook, if the machine has none of its own.
-policy=/usr/sbin/policy-rc.d
-remove_policy=""
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
-  $sudo chmod 755 "$policy"
-  remove_policy=1
+if [ "$mode" = all ]; then
+  # Apache Kafka's broker jars (Maven Central), cached outside the build tree; once per version.
+  "$(dirname "$0")/kafka-dev.sh" fetch >/dev/null
 fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-status=0
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
-if [ -n "$remove_policy" ]; then $sudo rm -f "$policy"; fi
-exit "$status"

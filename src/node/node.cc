@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "kafka/kafka_conf.h"
 #include "limits/record_filter.h"
+#include "kafka/topic_check.h"
 #include "node/http_api.h"
 #include "node/ring_backends.h"
 #include "ring/instance_addr.h"
@@ -52,6 +53,12 @@ Status Node::StartParts() {
         .Kv("bootstrap", brokers_)
         .Kv("topic", c.kafka.topic)
         .Kv("partitions", c.kafka.num_partitions);
+  } else {
+    // Before anything is opened or joined: a compacted topic is refused (topic_check.h).
+    RETURN_IF_ERROR(kafka::CheckTopic({.brokers = brokers_,
+                                       .topic = c.kafka.topic,
+                                       .client_id = c.node.instance_id,
+                                       .properties = c.kafka.properties}));
   }
 
   const Windows windows = WindowsOf(c.windows);

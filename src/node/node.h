@@ -64,6 +64,7 @@ class Node {
   kafka::StreamProducer& producer() { return *producer_; }
   kafka::Consumer& consumer() { return *consumer_; }
   PartitionLifecycler& lifecycler() { return *lifecycler_; }
+  kafka::KafkaOffsetSource& offset_source() { return *offsets_; }
   Evictor& evictor() { return *evictor_; }
   LimitsChecker& checker() { return *checker_; }
   prometheus::Registry& registry() { return *registry_; }

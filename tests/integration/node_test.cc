@@ -18,6 +18,8 @@
 
 #include "node/node.h"
 #include "testing/http_client.h"
+#include "testing/node_log.h"
+#include "testing/node_partitions.h"
 #include "testing/raw_produce.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
@@ -40,24 +42,9 @@ int64_t NowMs() { return Clock::System().NowMillis(); }
 // Streams hashed into `partition`: hash = n * partitions + partition.
 uint64_t HashIn(int32_t partition, uint64_t n) { return n * kPartitions + static_cast<uint64_t>(partition); }
 
-std::set<int32_t> ReadyPartitions(Node& node) {
-  std::set<int32_t> out;
-  for (const PartitionInfo& info : node.partitions().Snapshot()) {
-    if (info.state == PartitionState::kReady) out.insert(info.partition);
-  }
-  return out;
-}
-
-std::set<int32_t> AssignedPartitions(Node& node) {
-  std::set<int32_t> out;
-  for (const PartitionInfo& info : node.partitions().Snapshot()) out.insert(info.partition);
-  return out;
-}
-
-bool AllReady(Node& node, size_t partitions) {
-  const auto assigned = AssignedPartitions(node);
-  return assigned.size() == partitions && ReadyPartitions(node) == assigned;
-}
+using testing::AllReady;
+using testing::AssignedPartitions;
+using testing::ReadyPartitions;
 
 class NodeTest : public ::testing::Test {
  protected:
@@ -183,19 +170,7 @@ class NodeProcess {
     static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
     return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
   }
-  // Partitions planned and records to replay, summed over the lifecycle's one summary line
-  // per rebalance.
-  std::pair<int64_t, int64_t> Planned() const {
-    int64_t partitions = 0, records = 0;
-    const std::string log = Log();
-    static const std::regex re(
-        "\"msg\":\"assignment planned\",\"partitions\":([0-9]+),.*?\"records_to_replay\":([0-9]+)");
-    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
-      partitions += std::stoll((*it)[1]);
-      records += std::stoll((*it)[2]);
-    }
-    return {partitions, records};
-  }
+  std::pair<int64_t, int64_t> Planned() const { return testing::PlannedFromLog(Log()); }
 
  private:
   std::string log_path_;

@@ -12,9 +12,19 @@ TestKafka::TestKafka(int32_t partitions) : partitions_(partitions) {
   auto cluster = kafka::MockCluster::Start(kTopic, partitions);
   if (!cluster.ok()) throw std::runtime_error(cluster.status().ToString());
   cluster_ = std::move(*cluster);
+  bootstrap_ = cluster_->bootstrap();
+  CreateProducer();
+}
+
+TestKafka::TestKafka(const std::string& bootstrap, const std::string& topic, int32_t partitions)
+    : partitions_(partitions), topic_(topic), bootstrap_(bootstrap) {
+  CreateProducer();
+}
+
+void TestKafka::CreateProducer() {
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string err;
-  conf->set("bootstrap.servers", cluster_->bootstrap(), err);
+  conf->set("bootstrap.servers", bootstrap_, err);
   conf->set("linger.ms", "5", err);
   producer_.reset(RdKafka::Producer::create(conf.get(), err));
   if (!producer_) throw std::runtime_error(err);
@@ -35,7 +45,7 @@ void TestKafka::Produce(const std::string& tenant, uint64_t hash, int64_t timest
     headers->add(kInstanceHeader, *instance);
   }
   const auto partition = static_cast<int32_t>(hash % static_cast<uint64_t>(partitions_));
-  RdKafka::ErrorCode rc = producer_->produce(kTopic, partition, RdKafka::Producer::RK_MSG_COPY, value.data(),
+  RdKafka::ErrorCode rc = producer_->produce(topic_, partition, RdKafka::Producer::RK_MSG_COPY, value.data(),
                                              value.size(), tenant.data(), tenant.size(), timestamp_ms, headers, nullptr);
   if (rc != RdKafka::ERR_NO_ERROR) {
     delete headers;
@@ -45,7 +55,7 @@ void TestKafka::Produce(const std::string& tenant, uint64_t hash, int64_t timest
 }
 
 void TestKafka::ProduceRaw(int32_t partition, const std::string& value, int64_t timestamp_ms) {
-  RdKafka::ErrorCode rc = producer_->produce(kTopic, partition, RdKafka::Producer::RK_MSG_COPY,
+  RdKafka::ErrorCode rc = producer_->produce(topic_, partition, RdKafka::Producer::RK_MSG_COPY,
                                              const_cast<char*>(value.data()), value.size(), nullptr, 0, timestamp_ms,
                                              nullptr, nullptr);
   if (rc != RdKafka::ERR_NO_ERROR) throw std::runtime_error("produce: " + RdKafka::err2str(rc));
@@ -57,7 +67,7 @@ void TestKafka::Flush() {
 
 int64_t TestKafka::EndOffset(int32_t partition) {
   int64_t lo = -1, hi = -1;
-  producer_->query_watermark_offsets(kTopic, partition, &lo, &hi, 5000);
+  producer_->query_watermark_offsets(topic_, partition, &lo, &hi, 5000);
   return hi;
 }
 
@@ -67,6 +77,7 @@ config::Config TestKafka::NodeConfig(const std::string& dir, const std::string& 
   c.node.zone = zone;
   c.node.instance_id = instance;
   c.kafka.brokers = bootstrap();
+  c.kafka.topic = topic_;
   c.kafka.num_partitions = partitions_;
   c.kafka.consumer_group = "limitsd-" + zone;
   // The mock's group coordinator waits session.timeout - 1 s per join round (MOCK-KAFKA.md).

@@ -1,5 +1,6 @@
 // TestKafka: a mock Kafka cluster for integration tests, with a producer that writes records
 // exactly as the tests need them (timestamps, headers, raw bytes) and fault injection.
+// The same producer and node configuration also serve a topic on a real broker (RealKafka).
 #pragma once
 
 #include <librdkafka/rdkafkacpp.h>
@@ -18,10 +19,14 @@ inline constexpr char kTopic[] = "ingest-limits-metadata";
 class TestKafka {
  public:
   explicit TestKafka(int32_t partitions);
+  // A topic that already exists on the brokers at `bootstrap` (no mock cluster).
+  TestKafka(const std::string& bootstrap, const std::string& topic, int32_t partitions);
   ~TestKafka();
 
-  const std::string& bootstrap() const { return cluster_->bootstrap(); }
-  rd_kafka_mock_cluster_t* mock() { return cluster_->handle(); }
+  const std::string& bootstrap() const { return bootstrap_; }
+  const std::string& topic() const { return topic_; }
+  // nullptr on a real broker.
+  rd_kafka_mock_cluster_t* mock() { return cluster_ ? cluster_->handle() : nullptr; }
   int32_t partitions() const { return partitions_; }
 
   // A StreamMetadataRecord as a node of `zone` (and `instance`, when given) would produce it.
@@ -35,12 +40,16 @@ class TestKafka {
   // The partition's end offset (next offset to be written).
   int64_t EndOffset(int32_t partition);
 
-  // A node configuration against this cluster: fast group timings for the mock, loopback
+  // A node configuration against this cluster (and topic): fast group timings for the mock, loopback
   // ports picked by the kernel, the database under `dir`.
   config::Config NodeConfig(const std::string& dir, const std::string& zone, const std::string& instance) const;
 
  private:
+  void CreateProducer();
+
   int32_t partitions_;
+  std::string topic_ = kTopic;
+  std::string bootstrap_;
   std::unique_ptr<kafka::MockCluster> cluster_;
   std::unique_ptr<RdKafka::Producer> producer_;
 };
