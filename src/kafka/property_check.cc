@@ -14,8 +14,8 @@ constexpr std::pair<std::string_view, std::string_view> kOwned[] = {
     {"metadata.broker.list", "set by the node from kafka.brokers; set kafka.brokers instead"},
     {"group.id", "set by the node from kafka.consumer_group; set kafka.consumer_group instead"},
     {"group.instance.id",
-     "the node leaves the group on shutdown so its partitions move at once; static membership would hold "
-     "them for the session timeout (node.instance_id names this node)"},
+     "set by the node from node.instance_id while kafka.static_membership = true (the default); set those "
+     "instead"},
     {"partition.assignment.strategy",
      "set by the node: cooperative-sticky, which its rebalance callback requires (an eager strategy leaves "
      "the node consuming nothing)"},

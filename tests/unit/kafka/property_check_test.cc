@@ -39,7 +39,8 @@ TEST(PropertyCheckTest, Item22_UnknownBadAndNodeOwnedPropertiesAreRefusedByKey) 
                            "kafka.brokers instead"));
   EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"enable.auto.commit\": set by the node"));
   EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"enable.auto.offset.store\": set by the node"));
-  EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"group.instance.id\":"));
+  EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"group.instance.id\": set by the node from node.instance_id "
+                           "while kafka.static_membership = true"));
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 7);  // all eight at once
 }
 
