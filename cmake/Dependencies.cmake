@@ -3,6 +3,7 @@
 find_package(Threads REQUIRED)
 find_package(RocksDB 7.8 REQUIRED CONFIG)   # librocksdb-dev
 find_package(toml11 3.7 REQUIRED CONFIG)    # libtoml11-dev
+find_package(yaml-cpp 0.7 REQUIRED CONFIG)  # libyaml-cpp-dev: Loki's runtime-config overrides
 find_package(absl REQUIRED CONFIG)          # libabsl-dev: flat_hash_map, btree_map
 find_package(Protobuf 3.21 REQUIRED)        # libprotobuf-dev, protobuf-compiler (module mode)
 find_package(PkgConfig REQUIRED)

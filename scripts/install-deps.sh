@@ -14,6 +14,7 @@ esac
 packages=(
   build-essential cmake pkg-config
   librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev libcivetweb-dev
+  libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
 )

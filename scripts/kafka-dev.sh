@@ -138,6 +138,8 @@ launch() {
   write_config "$broker_port" "$controller_port"
   local cluster_id
   cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  # A leading '-' would be read as an option by kafka-storage (1 start in 64 failed so).
+  cluster_id="A${cluster_id#?}"
   java -cp "$libs/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool \
     format -t "$cluster_id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
     die "formatting the log dir failed: $(tail -5 "$dir/format.log")"

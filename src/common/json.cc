@@ -1,8 +1,10 @@
 #include "common/json.h"
 
-#include <cinttypes>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+
+#include "common/utf8.h"
 
 namespace limits {
 
@@ -84,9 +86,7 @@ JsonWriter& JsonWriter::Double(double v) {
     out_.append("null");
     return *this;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  out_.append(buf);
+  out_.append(ShortestDouble(v));
   return *this;
 }
 
@@ -110,18 +110,49 @@ std::string JsonWriter::Take() {
 std::string JsonEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (u < 0x20 || u >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else out += c;
+    if (u >= 0x80) {
+      const size_t n = Utf8SequenceLength(s.substr(i));
+      if (n == 0) {
+        out.append(kReplacementCharacter);  // one U+FFFD per byte that starts no valid sequence
+        ++i;
+        continue;
+      }
+      const std::string_view seq = s.substr(i, n);
+      // U+2028 and U+2029 are valid JSON but end a line in JavaScript: escaped, as Go does.
+      if (seq == "\xE2\x80\xA8") out.append("\\u2028");
+      else if (seq == "\xE2\x80\xA9") out.append("\\u2029");
+      else out.append(seq);
+      i += n;
+      continue;
+    }
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", u);
+          out.append(buf);
+        } else {
+          out.push_back(c);
+        }
+    }
+    ++i;
   }
   return out;
+}
+
+std::string ShortestDouble(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back as v
+  return ec == std::errc() ? std::string(buf, end) : std::string("null");
 }
 
 }  // namespace limits

@@ -22,7 +22,7 @@ class JsonWriter {
   JsonWriter& String(std::string_view v);
   JsonWriter& Int(int64_t v);
   JsonWriter& Uint(uint64_t v);
-  JsonWriter& Double(double v);  // null when not finite
+  JsonWriter& Double(double v);  // shortest round-trip form; null when not finite
   JsonWriter& Bool(bool v);
   JsonWriter& Null();
 
@@ -50,6 +50,12 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+// The body of a JSON string (without the quotes): valid UTF-8 passes through, each byte of
+// invalid UTF-8 becomes U+FFFD, control characters (and DEL, U+2028, U+2029) are escaped.
 std::string JsonEscape(std::string_view s);
+
+// The shortest decimal form that reads back as exactly `v` (std::to_chars): 12345678.9, 1e+16.
+// Not for NaN or infinities (JsonWriter writes those as null).
+std::string ShortestDouble(double v);
 
 }  // namespace limits

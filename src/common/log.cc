@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+
+#include "common/json.h"
 
 namespace limits::log {
 namespace {
@@ -123,24 +126,10 @@ void Line::AppendString(std::string_view v) {
     buf_.append(v);
     return;
   }
+  // The same escaping as the JSON writer, for both formats: a name with invalid UTF-8 or
+  // control characters never breaks the line or the JSON around it.
   buf_.push_back('"');
-  for (char c : v) {
-    switch (c) {
-      case '"': buf_.append("\\\""); break;
-      case '\\': buf_.append("\\\\"); break;
-      case '\n': buf_.append("\\n"); break;
-      case '\r': buf_.append("\\r"); break;
-      case '\t': buf_.append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", c);
-          buf_.append(esc);
-        } else {
-          buf_.push_back(c);
-        }
-    }
-  }
+  buf_.append(JsonEscape(v));
   buf_.push_back('"');
 }
 
@@ -161,9 +150,11 @@ Line& Line::Kv(std::string_view key, bool value) {
 Line& Line::Kv(std::string_view key, double value) {
   if (!enabled_) return *this;
   AppendKey(key);
-  char num[32];
-  std::snprintf(num, sizeof num, "%.6g", value);
-  buf_.append(num);
+  if (std::isfinite(value)) {
+    buf_.append(ShortestDouble(value));
+  } else {
+    AppendString(std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");  // JSON has no such numbers
+  }
   return *this;
 }
 

@@ -51,6 +51,16 @@ inline constexpr Millis kDefaultHeartbeatTimeout = 1min;
 inline constexpr int32_t kMaxNumPartitions = 100000;
 inline constexpr int64_t kMaxRateBuckets = 1024;
 inline constexpr int64_t kMaxNumTokens = 8192;
+// Every duration key is at most 2^32 - 1 seconds (~136 years): the usage store keeps its
+// windows and its timestamps in unsigned 32-bit seconds, and the other durations go into
+// clocks and timers (int64 ms, steady_clock ns) where this bound never overflows.
+inline constexpr Millis kMaxDuration = std::chrono::seconds(UINT32_MAX);
+// Every size key is at most 2^63 - 1 bytes: RocksDB takes sizes as size_t and the WAL bound
+// is twice the write buffer.
+inline constexpr uint64_t kMaxSizeBytes = static_cast<uint64_t>(INT64_MAX);
+// Tenant and ingestion-policy names under [limits] and in the overrides file: at most this
+// many bytes, as in requests and records (storage::kMaxTenantLength, limits::kMaxPolicyLength).
+inline constexpr size_t kMaxLimitsNameBytes = 255;
 
 struct NodeConfig {
   // Zone this node serves; one consumer group per zone, and produced records carry it.
@@ -126,8 +136,11 @@ struct LogConfig {
 };
 
 struct LimitsConfig {
-  // Optional TOML file of [tenants."<tenant>"] tables, reloaded without a restart.
+  // Optional file of per-tenant overrides, reloaded without a restart: TOML
+  // [tenants."<tenant>"] tables, or Loki's runtime-config YAML (overrides: {<tenant>: ...}).
   std::string overrides_file;
+  // Its format: "" by its extension (.yaml/.yml: Loki's YAML, else TOML), "toml" or "loki".
+  std::string overrides_format;
   // Limits of every tenant without an override.
   TenantLimits defaults;
   // Per-tenant overrides from this file; the overrides file's entries take precedence.

@@ -1,5 +1,6 @@
 #include "config/load_config.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 
 #include <arpa/inet.h>
 
+#include "common/listen_address.h"
 #include "common/log.h"
+#include "config/loki_overrides.h"
 #include "config/units.h"
 #include "ring/etcd_endpoint.h"
 
@@ -185,6 +188,11 @@ class Reader {
     if (!v->is_string()) return Wrong(key, v, "a duration string like \"30s\", \"5m\" or \"2h\"");
     Result<Millis> d = ParseDuration(v->as_string().str);
     if (!d.ok()) return diag_->Add(Path(key), d.status().message(), v);
+    if (*d > kMaxDuration) {
+      return diag_->Add(Path(key), "must be at most " + FormatDuration(kMaxDuration) +
+                                       " (2^32 - 1 seconds, what the node keeps), got \"" + v->as_string().str + "\"",
+                        v);
+    }
     *out = *d;
   }
 
@@ -192,12 +200,17 @@ class Reader {
     const toml::value* v = Find(key);
     if (v == nullptr) return;
     if (v->is_integer() && v->as_integer() >= 0) {
-      *out = static_cast<uint64_t>(v->as_integer());
+      *out = static_cast<uint64_t>(v->as_integer());  // at most 2^63 - 1: kMaxSizeBytes
       return;
     }
     if (!v->is_string()) return Wrong(key, v, "a size like \"256MiB\"");
     Result<uint64_t> s = ParseSize(v->as_string().str);
     if (!s.ok()) return diag_->Add(Path(key), s.status().message(), v);
+    if (*s > kMaxSizeBytes) {
+      return diag_->Add(Path(key), "must be at most " + std::to_string(kMaxSizeBytes) + " bytes (2^63 - 1), got \"" +
+                                       v->as_string().str + "\"",
+                        v);
+    }
     *out = *s;
   }
 
@@ -396,10 +409,17 @@ Result<toml::value> ParseToml(std::string_view text, const std::string& source_n
 }
 
 Result<std::string> ReadFile(const std::string& path) {
+  // A directory opens as a stream that reads nothing: it would pass for an empty file.
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument("cannot read " + path + ": " +
+                                   (S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return Status::IOError("cannot read " + path + ": " + std::strerror(errno));
   return ss.str();
 }
 
@@ -523,6 +543,7 @@ void ReadConfig(Reader& root, Config* c) {
 
   Reader limits = root.Sub("limits");
   limits.String("overrides_file", &c->limits.overrides_file);
+  limits.String("overrides_format", &c->limits.overrides_format);
   Reader defaults = limits.Sub("defaults");
   ReadLimits(defaults, &c->limits.defaults);
   Reader tenants = limits.Sub("tenants");
@@ -633,6 +654,43 @@ void ValidateMemberlist(const RingConfig& r, const std::function<void(const std:
   }
 }
 
+// Two listeners on one port collide unless both name different specific addresses.
+void ValidateListeners(const ServerConfig& s, const std::function<void(const std::string&, const std::string&)>& err) {
+  Result<ListenAddress> grpc = ParseListenAddress(s.grpc_listen);
+  Result<ListenAddress> http = ParseListenAddress(s.http_listen);
+  if (!grpc.ok()) err("server.grpc_listen", grpc.status().message());
+  if (!http.ok()) err("server.http_listen", http.status().message());
+  if (!grpc.ok() || !http.ok() || grpc->port == 0 || grpc->port != http->port) return;
+  if (grpc->wildcard() || http->wildcard() || grpc->host == http->host) {
+    err("server.http_listen", "port " + std::to_string(http->port) + " is also server.grpc_listen's (\"" +
+                                  s.grpc_listen + "\"); the two servers need different ports");
+  }
+}
+
+// Tenant and policy names the node can hold: 1 to kMaxLimitsNameBytes bytes, as requests
+// and records must be (a longer one could never match a stream).
+void ValidateNames(const std::string& where, const std::map<std::string, uint64_t>& policies,
+                   const std::function<void(const std::string&, const std::string&)>& err) {
+  for (const auto& [policy, n] : policies) {
+    if (policy.empty() || policy.size() > kMaxLimitsNameBytes) {
+      err(JoinPath(where, policy), "an ingestion policy name must be 1 to " + std::to_string(kMaxLimitsNameBytes) +
+                                       " bytes, got " + std::to_string(policy.size()));
+    }
+  }
+}
+
+void ValidateLimitNames(const LimitsConfig& l, const std::function<void(const std::string&, const std::string&)>& err) {
+  ValidateNames("limits.defaults.policy_max_streams", l.defaults.policy_max_streams, err);
+  for (const auto& [tenant, o] : l.tenants) {
+    const std::string path = JoinPath("limits.tenants", tenant);
+    if (tenant.empty() || tenant.size() > kMaxLimitsNameBytes) {
+      err(path, "a tenant name must be 1 to " + std::to_string(kMaxLimitsNameBytes) + " bytes, got " +
+                    std::to_string(tenant.size()));
+    }
+    if (o.policy_max_streams) ValidateNames(path + ".policy_max_streams", *o.policy_max_streams, err);
+  }
+}
+
 void ValidateRing(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
   if (r.store != "" && r.store != "etcd" && r.store != "memberlist") {
     err("ring.store", "expected \"\" (no ring), \"etcd\" or \"memberlist\", got \"" + r.store + "\"");
@@ -662,15 +720,6 @@ void ValidateRing(const RingConfig& r, const std::function<void(const std::strin
                                       "), got " + FormatDuration(r.heartbeat_timeout));
   }
   ValidateMemberlist(r, err);
-}
-
-bool ValidListenAddress(const std::string& addr) {
-  const size_t colon = addr.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == addr.size()) return false;
-  int port = -1;
-  const char* first = addr.data() + colon + 1;
-  auto [end, ec] = std::from_chars(first, addr.data() + addr.size(), port);
-  return ec == std::errc() && end == addr.data() + addr.size() && port >= 0 && port <= 65535;
 }
 
 void Validate(const Config& c, Diagnostics* d) {
@@ -718,8 +767,12 @@ void Validate(const Config& c, Diagnostics* d) {
       err("windows.rate", "must not exceed windows.active (" + FormatDuration(c.windows.active) + ")");
     }
   }
-  if (!ValidListenAddress(c.server.grpc_listen)) err("server.grpc_listen", "expected host:port, got \"" + c.server.grpc_listen + "\"");
-  if (!ValidListenAddress(c.server.http_listen)) err("server.http_listen", "expected host:port, got \"" + c.server.http_listen + "\"");
+  ValidateListeners(c.server, err);
+  ValidateLimitNames(c.limits, err);
+  if (c.limits.overrides_format != "" && c.limits.overrides_format != "toml" && c.limits.overrides_format != "loki") {
+    err("limits.overrides_format", "expected \"\" (by the file's extension), \"toml\" or \"loki\", got \"" +
+                                       c.limits.overrides_format + "\"");
+  }
   log::Level level;
   if (!log::ParseLevel(c.log.level, &level)) err("log.level", "expected debug, info, warn or error, got \"" + c.log.level + "\"");
   log::Format format;
@@ -763,13 +816,28 @@ Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view t
   Reader tenants = root.Sub("tenants");
   ReadTenants(tenants, &out);
   root.Finish();
+  if (diag.errors.empty()) {
+    LimitsConfig names;
+    names.tenants = out;
+    ValidateLimitNames(names, [&](const std::string& key, const std::string& problem) {
+      diag.Add(key.substr(std::string_view("limits.").size()), problem, nullptr);  // "tenants.<t>..." here
+    });
+  }
   RETURN_IF_ERROR(diag.ToStatus());
   return out;
 }
 
-Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path) {
+bool IsLokiOverrides(const std::string& path, const std::string& format) {
+  if (!format.empty()) return format == "loki";
+  auto ends_with = [&path](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
+}
+
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path, const std::string& format) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseOverrides(text, path);
+  return IsLokiOverrides(path, format) ? ParseLokiOverrides(text, path) : ParseOverrides(text, path);
 }
 
 }  // namespace limits::config

@@ -20,9 +20,14 @@ Result<Config> LoadConfig(const std::string& path, const std::vector<std::string
 Result<Config> ParseConfig(std::string_view toml, const std::string& source_name,
                            const std::vector<std::string>& sets = {});
 
-// The overrides file: [tenants."<tenant>"] tables holding any subset of limits.defaults' keys.
-Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path);
+// The overrides file: [tenants."<tenant>"] tables holding any subset of limits.defaults' keys,
+// or Loki's runtime-config YAML (loki_overrides.h). `format` is limits.overrides_format:
+// "" picks by the extension (.yaml/.yml: Loki's YAML), "toml" or "loki" force one.
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path,
+                                                                 const std::string& format = "");
 Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view toml, const std::string& source_name);
+// True when LoadOverridesFile reads `path` as Loki's YAML.
+bool IsLokiOverrides(const std::string& path, const std::string& format);
 
 // This machine's hostname, the default node.instance_id.
 std::string Hostname();

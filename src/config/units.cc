@@ -1,8 +1,8 @@
 #include "config/units.h"
 
+#include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <cstdlib>
+#include <limits>
 #include <utility>
 
 namespace limits::config {
@@ -16,19 +16,72 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
-// Parses a non-negative decimal number at the front of `text`; advances past it.
-bool ConsumeNumber(std::string_view* text, double* out) {
-  size_t i = 0;
-  bool digits = false;
-  while (i < text->size() && std::isdigit(static_cast<unsigned char>((*text)[i]))) ++i, digits = true;
-  if (i < text->size() && (*text)[i] == '.') {
-    ++i;
-    while (i < text->size() && std::isdigit(static_cast<unsigned char>((*text)[i]))) ++i, digits = true;
+// A non-negative decimal number, kept as text so it can be scaled exactly: integer digits
+// and fraction digits, leading zeros of the integer and trailing zeros of the fraction dropped.
+struct Decimal {
+  std::string_view integer;
+  std::string_view fraction;
+};
+
+// Parses digits[.digits] (either side may be empty, not both) at the front of `text`.
+bool ConsumeNumber(std::string_view* text, Decimal* out) {
+  auto digits = [text](size_t from) {
+    size_t i = from;
+    while (i < text->size() && std::isdigit(static_cast<unsigned char>((*text)[i]))) ++i;
+    return i;
+  };
+  const size_t int_end = digits(0);
+  size_t end = int_end;
+  size_t frac_end = int_end;
+  if (int_end < text->size() && (*text)[int_end] == '.') {
+    frac_end = digits(int_end + 1);
+    end = frac_end;
   }
-  if (!digits) return false;
-  *out = std::strtod(std::string(text->substr(0, i)).c_str(), nullptr);
-  text->remove_prefix(i);
+  const std::string_view integer = text->substr(0, int_end);
+  std::string_view fraction = end > int_end ? text->substr(int_end + 1, frac_end - int_end - 1) : std::string_view();
+  if (integer.empty() && fraction.empty()) return false;
+  out->integer = integer.substr(std::min(integer.find_first_not_of('0'), integer.size()));
+  const size_t last = fraction.find_last_not_of('0');
+  out->fraction = last == std::string_view::npos ? std::string_view() : fraction.substr(0, last + 1);
+  text->remove_prefix(end);
   return true;
+}
+
+enum class Scaled { kOk, kTooLarge, kNotWhole, kTooPrecise };
+
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang; no std 128-bit type in C++20
+
+u128 Gcd(u128 a, u128 b) {
+  while (b != 0) {
+    const u128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// number * scale, exactly, when it is a whole number no larger than `max`. Integer
+// arithmetic only: 0.07 h is 252000 ms, never 252000.00000000003.
+Scaled Scale(const Decimal& number, uint64_t scale, uint64_t max, uint64_t* out) {
+  // More integer digits than any 64-bit result has: too large whatever the unit.
+  if (number.integer.size() > 20) return Scaled::kTooLarge;
+  // 10^38 is the largest power of ten in 128 bits.
+  if (number.fraction.size() > 38) return Scaled::kTooPrecise;
+  u128 integer = 0;
+  for (char c : number.integer) integer = integer * 10 + static_cast<unsigned>(c - '0');
+  u128 fraction = 0, denominator = 1;
+  for (char c : number.fraction) {
+    fraction = fraction * 10 + static_cast<unsigned>(c - '0');
+    denominator *= 10;
+  }
+  // fraction / denominator * scale is whole iff denominator / gcd divides fraction.
+  const u128 g = Gcd(scale, denominator);
+  const u128 reduced = denominator / g;
+  if (fraction % reduced != 0) return Scaled::kNotWhole;
+  const u128 total = integer * scale + fraction / reduced * (scale / g);  // < 10^20 * 2^40 + scale
+  if (total > max) return Scaled::kTooLarge;
+  *out = static_cast<uint64_t>(total);
+  return Scaled::kOk;
 }
 
 std::string_view ConsumeUnit(std::string_view* text) {
@@ -42,19 +95,20 @@ std::string_view ConsumeUnit(std::string_view* text) {
 }  // namespace
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}, {"d", 86400e3}};
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
+  constexpr uint64_t kMaxMs = std::numeric_limits<int64_t>::max();
   const std::string quoted = Quoted(text);
   if (text.empty()) return Status::InvalidArgument("empty duration; write it like \"30s\", \"5m\" or \"2h\"");
   std::string_view rest = text;
-  double total_ms = 0;
+  uint64_t total_ms = 0;
   while (!rest.empty()) {
-    double number = 0;
+    Decimal number;
     if (!ConsumeNumber(&rest, &number)) {
       return Status::InvalidArgument("invalid duration " + quoted + "; write it like \"30s\", \"5m\" or \"2h\"");
     }
     std::string_view unit = ConsumeUnit(&rest);
-    double scale = 0;
+    uint64_t scale = 0;
     for (const auto& [name, ms] : kUnits) {
       if (unit == name) scale = ms;
     }
@@ -63,11 +117,15 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
                                      (unit.empty() ? ": missing unit" : ": unknown unit \"" + std::string(unit) + "\"") +
                                      " (use ms, s, m, h or d)");
     }
-    total_ms += number * scale;
-  }
-  if (total_ms > 1e15) return Status::InvalidArgument("duration " + quoted + " is too large");
-  if (total_ms != std::floor(total_ms)) {
-    return Status::InvalidArgument("duration " + quoted + " is not a whole number of milliseconds");
+    uint64_t ms = 0;
+    switch (Scale(number, scale, kMaxMs - total_ms, &ms)) {
+      case Scaled::kOk: break;
+      case Scaled::kTooLarge: return Status::InvalidArgument("duration " + quoted + " is too large");
+      case Scaled::kNotWhole:
+      case Scaled::kTooPrecise:
+        return Status::InvalidArgument("duration " + quoted + " is not a whole number of milliseconds");
+    }
+    total_ms += ms;
   }
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
@@ -97,7 +155,7 @@ Result<uint64_t> ParseSize(std::string_view text) {
       {"TiB", 1ull << 40}, {"KB", 1000},   {"MB", 1000000},     {"GB", 1000000000},  {"TB", 1000000000000}};
   const std::string quoted = Quoted(text);
   std::string_view rest = text;
-  double number = 0;
+  Decimal number;
   if (!ConsumeNumber(&rest, &number)) {
     return Status::InvalidArgument("invalid size " + quoted + "; write it like \"256MiB\" or \"1GiB\"");
   }
@@ -105,10 +163,13 @@ Result<uint64_t> ParseSize(std::string_view text) {
   if (!rest.empty()) return Status::InvalidArgument("invalid size " + quoted + "; write it like \"256MiB\"");
   for (const auto& [name, scale] : kUnits) {
     if (unit != name) continue;
-    const double bytes = number * static_cast<double>(scale);
-    if (bytes > 1.8e19) return Status::InvalidArgument("size " + quoted + " is too large");
-    if (bytes != std::floor(bytes)) return Status::InvalidArgument("size " + quoted + " is not a whole number of bytes");
-    return static_cast<uint64_t>(bytes);
+    uint64_t bytes = 0;
+    switch (Scale(number, scale, std::numeric_limits<uint64_t>::max(), &bytes)) {
+      case Scaled::kOk: return bytes;
+      case Scaled::kTooLarge: return Status::InvalidArgument("size " + quoted + " is too large");
+      case Scaled::kNotWhole:
+      case Scaled::kTooPrecise: return Status::InvalidArgument("size " + quoted + " is not a whole number of bytes");
+    }
   }
   return Status::InvalidArgument("invalid size " + quoted + ": unknown unit \"" + std::string(unit) +
                                  "\" (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");

@@ -13,6 +13,7 @@
 #include "common/flag_cursor.h"
 #include "common/log.h"
 #include "config/load_config.h"
+#include "node/check_config.h"
 #include "node/library_logs.h"
 #include "node/node.h"
 
@@ -78,7 +79,9 @@ int main(int argc, char** argv) {
   }
 
   Result<config::Config> cfg = config::LoadConfig(config_path, sets);
-  Status valid = cfg.ok() ? CheckKafkaProperties(cfg->kafka) : cfg.status();
+  // Then what the file's rules cannot see: librdkafka's verdict on every client's properties,
+  // the overrides file, the store path.
+  Status valid = cfg.ok() ? CheckConfig(*cfg) : cfg.status();
   if (!valid.ok()) {
     std::fprintf(stderr, "limitsd: invalid configuration%s%s:\n%s\n", config_path.empty() ? "" : " in ",
                  config_path.c_str(), valid.message().c_str());

@@ -12,7 +12,11 @@
 namespace limits {
 
 Windows WindowsOf(const config::WindowsConfig& w) {
-  auto secs = [](std::chrono::milliseconds d) { return static_cast<uint32_t>(d.count() / 1000); };
+  // The loader bounds every duration to config::kMaxDuration (2^32 - 1 s), so none wraps here.
+  auto secs = [](std::chrono::milliseconds d) {
+    LIMITS_CHECK(d >= std::chrono::milliseconds(0) && d <= config::kMaxDuration, "window beyond 32-bit seconds");
+    return static_cast<uint32_t>(d.count() / 1000);
+  };
   return Windows{.active_s = secs(w.active),
                  .rate_s = secs(w.rate),
                  .bucket_s = secs(w.bucket),
@@ -76,7 +80,8 @@ Status Node::StartParts() {
   partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign);
   limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
   if (!c.limits.overrides_file.empty()) {
-    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_);
+    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_,
+                                                    std::chrono::seconds(2), c.limits.overrides_format);
     RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
   }
   rates_ = std::make_unique<RateLimiter>();
@@ -126,6 +131,7 @@ Status Node::StartParts() {
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
   ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
                               {.listen = c.server.grpc_listen,
+                               .in_flight = [this] { return service_->in_flight(); },
                                .health_service_name = ::proto::IngestLimits::service_full_name()},
                               *service_));
   RETURN_IF_ERROR(StartRing());

@@ -9,8 +9,9 @@
 namespace limits {
 
 OverridesReloader::OverridesReloader(std::string path, LimitsProvider& provider, prometheus::Registry& registry,
-                                     std::chrono::milliseconds poll_interval)
+                                     std::chrono::milliseconds poll_interval, std::string format)
     : path_(std::move(path)),
+      format_(std::move(format)),
       provider_(provider),
       poll_interval_(poll_interval),
       reload_ok_(prometheus::BuildCounter()
@@ -52,7 +53,7 @@ Status OverridesReloader::LoadInitial() {
     last_ok_.Set(1);  // not a failure: the file is optional
     return Status::OK();
   }
-  Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFile(path_);
+  Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFile(path_, format_);
   if (!overrides.ok()) return overrides.status();
   const size_t tenants = overrides->size();
   provider_.SetFileOverrides(std::move(*overrides));
@@ -68,7 +69,7 @@ Status OverridesReloader::Reload() {
   const std::string fingerprint = Fingerprint();
   Result<std::map<std::string, TenantOverrides>> overrides =
       fingerprint == "absent" ? Result<std::map<std::string, TenantOverrides>>(std::map<std::string, TenantOverrides>{})
-                              : config::LoadOverridesFile(path_);
+                              : config::LoadOverridesFile(path_, format_);
   loaded_fingerprint_ = fingerprint;  // a broken file is not re-read until it changes again
   if (!overrides.ok()) {
     reload_failed_.Increment();

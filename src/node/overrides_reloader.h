@@ -1,7 +1,8 @@
 // OverridesReloader: keeps the LimitsProvider in step with limits.overrides_file — loaded at
 // start, reloaded on SIGHUP (Reload()) and whenever the file changes (polled: a Kubernetes
 // ConfigMap update swaps a symlink, which inotify on the file would miss). A reload that
-// fails keeps the limits in force and logs why.
+// fails keeps the limits in force and logs why. TOML or Loki's runtime-config YAML: the same
+// rules for both.
 #pragma once
 
 #include <prometheus/counter.h>
@@ -20,8 +21,9 @@ namespace limits {
 
 class OverridesReloader {
  public:
+  // `format` is limits.overrides_format ("" by the file's extension; "toml"; "loki").
   OverridesReloader(std::string path, LimitsProvider& provider, prometheus::Registry& registry,
-                    std::chrono::milliseconds poll_interval = std::chrono::seconds(2));
+                    std::chrono::milliseconds poll_interval = std::chrono::seconds(2), std::string format = "");
   ~OverridesReloader();
 
   // The first load. A missing file is not an error (it may be an optional ConfigMap that
@@ -36,6 +38,7 @@ class OverridesReloader {
   std::string Fingerprint() const;  // changes when the file does (mtime, size, inode)
 
   const std::string path_;
+  const std::string format_;
   LimitsProvider& provider_;
   const std::chrono::milliseconds poll_interval_;
   prometheus::Counter& reload_ok_;

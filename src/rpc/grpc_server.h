@@ -1,10 +1,14 @@
 // GrpcServer: the gRPC server the IngestLimits service runs in, with grpc.health.v1.Health
-// (SERVING while it runs, NOT_SERVING once Stop() begins). Binds host:port (port 0: the
-// kernel picks; port() says which).
+// (SERVING while it runs, NOT_SERVING once Stop() begins). Binds host:port, [v6]:port or
+// Loki's ":port" (every interface); port 0: the kernel picks, port() says which.
+// Stop() closes the listener, lets calls in flight finish (up to the grace), then closes every
+// connection at once: an idle client channel no longer holds shutdown for the whole grace.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -13,11 +17,16 @@
 namespace limits::rpc {
 
 struct GrpcServerOptions {
-  std::string listen;                     // host:port
+  std::string listen;                     // host:port, [v6]:port or :port
   int max_receive_bytes = 64 << 20;       // a request larger than this is refused by gRPC
-  int max_threads = 32;                   // handler threads
-  std::string health_service_name;        // also reported by the health service, e.g. "proto.IngestLimits"
+  // Calls the service has received and not yet answered; Stop() closes the connections once
+  // it is 0 instead of waiting out the grace. Unset: Stop() waits for gRPC's own shutdown.
+  std::function<int64_t()> in_flight = nullptr;
+  std::string health_service_name = "";   // also reported by the health service, e.g. "proto.IngestLimits"
 };
+
+// "0.0.0.0:9095" for ":9095" (gRPC treats 0.0.0.0 as every interface, IPv6 included).
+std::string GrpcListenAddress(const std::string& listen);
 
 class GrpcServer {
  public:
@@ -31,6 +40,7 @@ class GrpcServer {
 
  private:
   std::unique_ptr<grpc::Server> server_;
+  std::function<int64_t()> in_flight_;
   int port_ = 0;
 };
 

@@ -1,35 +1,79 @@
 #include "rpc/ingest_limits_service.h"
 
-#include <chrono>
+#include <grpcpp/support/proto_buffer_reader.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
+#include "rpc/limits_server.pb.h"
 
 namespace limits::rpc {
 namespace {
 
 constexpr const char* kMethodNames[] = {"ExceedsLimits", "GetAssignedPartitions", "UpdateRates"};
+// dskit's route label: the full gRPC method name.
+constexpr const char* kRoutes[] = {"/proto.IngestLimits/ExceedsLimits", "/proto.IngestLimits/GetAssignedPartitions",
+                                   "/proto.IngestLimits/UpdateRates"};
 enum Method { kExceedsLimits = 0, kGetAssignedPartitions = 1, kUpdateRates = 2 };
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
     case grpc::OK: return "OK";
-    case grpc::INVALID_ARGUMENT: return "InvalidArgument";
-    case grpc::UNAVAILABLE: return "Unavailable";
-    case grpc::INTERNAL: return "Internal";
-    case grpc::NOT_FOUND: return "NotFound";
-    case grpc::FAILED_PRECONDITION: return "FailedPrecondition";
     case grpc::CANCELLED: return "Canceled";
+    case grpc::INVALID_ARGUMENT: return "InvalidArgument";
+    case grpc::DEADLINE_EXCEEDED: return "DeadlineExceeded";
+    case grpc::NOT_FOUND: return "NotFound";
+    case grpc::RESOURCE_EXHAUSTED: return "ResourceExhausted";
+    case grpc::FAILED_PRECONDITION: return "FailedPrecondition";
+    case grpc::UNIMPLEMENTED: return "Unimplemented";
+    case grpc::INTERNAL: return "Internal";
+    case grpc::UNAVAILABLE: return "Unavailable";
     default: return "Unknown";
   }
 }
 
-std::vector<StreamUpdate> Streams(const google::protobuf::RepeatedPtrField<proto::StreamMetadata>& in) {
-  std::vector<StreamUpdate> out;
-  out.reserve(static_cast<size_t>(in.size()));
-  for (const proto::StreamMetadata& s : in) {
-    out.push_back({.stream_hash = s.streamhash(), .bytes = s.totalsize(), .policy = s.ingestionpolicy()});
+// dskit's DefBuckets (instrument.DefBuckets), which Loki's loki_request_duration_seconds uses.
+const prometheus::Histogram::BucketBoundaries& LokiBuckets() {
+  static const prometheus::Histogram::BucketBoundaries b = {.005, .01, .025, .05, .1, .25, .5,
+                                                             1,    2.5, 5,    10,  25,  50, 100};
+  return b;
+}
+
+template <typename Message>
+bool Parse(const grpc::ByteBuffer& in, Message* out) {
+  grpc::ByteBuffer copy(in);  // shares the slices; the reader needs a mutable buffer
+  grpc::ProtoBufferReader reader(&copy);
+  return out->ParseFromZeroCopyStream(&reader);
+}
+
+template <typename Message>
+grpc::Status Serialize(const Message& message, grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  return grpc::SerializationTraits<Message>::Serialize(message, out, &own_buffer);
+}
+
+grpc::Status NotUtf8(const std::string& field, const std::string& value) {
+  return {grpc::INVALID_ARGUMENT,
+          field + " is not valid UTF-8 (byte " + std::to_string(FirstInvalidUtf8(value)) + " of " +
+              std::to_string(value.size()) + ")"};
+}
+
+// The streams of a request; INVALID_ARGUMENT for a policy that is not UTF-8.
+grpc::Status Streams(const google::protobuf::RepeatedPtrField<proto::server::StreamMetadata>& in,
+                     std::vector<StreamUpdate>* out) {
+  out->reserve(static_cast<size_t>(in.size()));
+  for (int i = 0; i < in.size(); ++i) {
+    const proto::server::StreamMetadata& s = in[i];
+    if (!IsValidUtf8(s.ingestionpolicy())) {
+      return NotUtf8("streams[" + std::to_string(i) + "].ingestionPolicy", s.ingestionpolicy());
+    }
+    out->push_back({.stream_hash = s.streamhash(), .bytes = s.totalsize(), .policy = s.ingestionpolicy()});
   }
-  return out;
+  return grpc::Status::OK;
+}
+
+grpc::Status Unparsable(int method) {
+  return {grpc::INVALID_ARGUMENT,
+          std::string("the request body is not a valid proto.") + kMethodNames[method] + "Request"};
 }
 
 }  // namespace
@@ -47,7 +91,14 @@ grpc::Status ToGrpc(const Status& status) {
   }
 }
 
-IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry)
+const char* LokiStatusCode(grpc::StatusCode code) {
+  if (code == grpc::OK) return "success";
+  if (code == grpc::CANCELLED) return "cancel";
+  return "error";
+}
+
+IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry,
+                                         HandlerPool::Options pool)
     : checker_(checker),
       requests_(prometheus::BuildCounter()
                     .Name("limitsd_grpc_requests_total")
@@ -55,10 +106,29 @@ IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Reg
                     .Register(registry)),
       latency_(prometheus::BuildHistogram()
                    .Name("limitsd_grpc_request_duration_seconds")
-                   .Help("IngestLimits request latency by method and gRPC status code.")
-                   .Register(registry)) {
-  for (int m = 0; m < kMethods; ++m) SeriesOf(m, grpc::OK);  // the usual series exist from the start
+                   .Help("IngestLimits request latency (queueing included) by method and gRPC status code.")
+                   .Register(registry)),
+      loki_latency_(prometheus::BuildHistogram()
+                        .Name("loki_request_duration_seconds")
+                        .Help("Time (in seconds) spent serving HTTP requests.")  // Loki's (dskit's) help text
+                        .Register(registry)),
+      loki_inflight_(prometheus::BuildGauge()
+                         .Name("loki_inflight_requests")
+                         .Help("Current number of inflight requests.")
+                         .Register(registry)),
+      queued_(prometheus::BuildGauge()
+                  .Name("limitsd_grpc_queued_calls")
+                  .Help("IngestLimits calls waiting for a handler thread.")
+                  .Register(registry)
+                  .Add({})),
+      pool_(pool) {
+  for (int m = 0; m < kMethods; ++m) {
+    inflight_[m] = &loki_inflight_.Add({{"method", "gRPC"}, {"route", kRoutes[m]}});
+    SeriesOf(m, grpc::OK);  // the usual series exist from the start
+  }
 }
+
+IngestLimitsService::~IngestLimitsService() { pool_.Stop(); }
 
 IngestLimitsService::Series& IngestLimitsService::SeriesOf(int method, grpc::StatusCode code) {
   const int c = code >= 0 && code < kCodes ? code : grpc::UNKNOWN;
@@ -66,76 +136,144 @@ IngestLimitsService::Series& IngestLimitsService::SeriesOf(int method, grpc::Sta
   if (s.requests.load(std::memory_order_acquire) == nullptr) {
     std::lock_guard lock(create_mu_);
     if (s.requests.load(std::memory_order_relaxed) == nullptr) {
-      const std::map<std::string, std::string> labels = {{"method", kMethodNames[method]},
-                                                         {"code", CodeName(static_cast<grpc::StatusCode>(c))}};
-      s.latency.store(&latency_.Add(labels, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
-                                                                                     0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                                                     0.1, 0.25, 0.5, 1}),
+      const auto status = static_cast<grpc::StatusCode>(c);
+      s.latency.store(&latency_.Add({{"method", kMethodNames[method]}, {"code", CodeName(status)}},
+                                    prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                                            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                                            1}),
                       std::memory_order_relaxed);
-      s.requests.store(&requests_.Add(labels), std::memory_order_release);
+      // Several gRPC codes share one Loki status_code: Family::Add returns the same series.
+      s.loki_latency.store(&loki_latency_.Add({{"method", "gRPC"},
+                                               {"route", kRoutes[method]},
+                                               {"status_code", LokiStatusCode(status)},
+                                               {"ws", "false"}},
+                                              LokiBuckets()),
+                           std::memory_order_relaxed);
+      s.requests.store(&requests_.Add({{"method", kMethodNames[method]}, {"code", CodeName(status)}}),
+                       std::memory_order_release);
     }
   }
   return s;
 }
 
-template <typename Fn>
-grpc::Status IngestLimitsService::Observe(int method, Fn fn) {
+grpc::ServerUnaryReactor* IngestLimitsService::Dispatch(int method, bool inline_call,
+                                                        grpc::CallbackServerContext* context,
+                                                        const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
+                                                        Handler handler) {
   const auto started = std::chrono::steady_clock::now();
-  grpc::Status status;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  inflight_[method]->Increment();
+  if (inline_call) {
+    Finish(method, reactor, started, Run(method, context, *request, response, handler));
+    return reactor;
+  }
+  const size_t bytes = request->Length();
+  auto task = [this, method, reactor, started, context, request, response, handler = std::move(handler)] {
+    queued_.Decrement();
+    // A call whose client gave up (deadline, cancel) while it waited is not worth serving.
+    const grpc::Status status = context->IsCancelled() ? grpc::Status(grpc::CANCELLED, "cancelled while queued")
+                                                       : Run(method, context, *request, response, handler);
+    Finish(method, reactor, started, status);
+  };
+  queued_.Increment();
+  if (!pool_.TrySubmit(bytes, std::move(task))) {
+    queued_.Decrement();
+    Finish(method, reactor, started,
+           grpc::Status(grpc::RESOURCE_EXHAUSTED, "limitsd is busy: " + std::to_string(pool_.queued()) +
+                                                      " calls already wait for a handler; retry"));
+  }
+  return reactor;
+}
+
+grpc::Status IngestLimitsService::Run(int method, grpc::CallbackServerContext*, const grpc::ByteBuffer& request,
+                                      grpc::ByteBuffer* response, const Handler& handler) {
   try {
-    status = fn();
+    return handler(request, response);
   } catch (const std::exception& e) {
     log::Error("rpc", "handler threw").Kv("method", kMethodNames[method]).Kv("error", e.what());
-    status = grpc::Status(grpc::INTERNAL, std::string("internal error: ") + e.what());
+    return grpc::Status(grpc::INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
-    status = grpc::Status(grpc::INTERNAL, "internal error");
+    log::Error("rpc", "handler threw").Kv("method", kMethodNames[method]);
+    return grpc::Status(grpc::INTERNAL, "internal error");
   }
+}
+
+void IngestLimitsService::Finish(int method, grpc::ServerUnaryReactor* reactor,
+                                 std::chrono::steady_clock::time_point started, const grpc::Status& status) {
   Series& series = SeriesOf(method, status.error_code());
-  series.latency.load(std::memory_order_relaxed)
-      ->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  series.latency.load(std::memory_order_relaxed)->Observe(seconds);
+  series.loki_latency.load(std::memory_order_relaxed)->Observe(seconds);
   series.requests.load(std::memory_order_relaxed)->Increment();
-  return status;
+  inflight_[method]->Decrement();
+  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  reactor->Finish(status);  // last: the call (context, buffers) may be gone after it
 }
 
-grpc::Status IngestLimitsService::ExceedsLimits(grpc::ServerContext*, const proto::ExceedsLimitsRequest* request,
-                                                proto::ExceedsLimitsResponse* response) {
-  return Observe(kExceedsLimits, [&] {
-    const std::vector<StreamUpdate> streams = Streams(request->streams());
-    std::vector<Rejection> rejected;
-    Status s = checker_.ExceedsLimits(request->tenant(), streams, &rejected);
-    if (!s.ok()) return ToGrpc(s);
-    for (const Rejection& r : rejected) {
-      proto::ExceedsLimitsResult* out = response->add_results();
-      out->set_streamhash(r.stream_hash);
-      out->set_reason(r.reason);
-    }
-    return grpc::Status::OK;
-  });
+grpc::ServerUnaryReactor* IngestLimitsService::ExceedsLimits(grpc::CallbackServerContext* context,
+                                                             const grpc::ByteBuffer* request,
+                                                             grpc::ByteBuffer* response) {
+  return Dispatch(kExceedsLimits, false, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoExceedsLimits(in, out); });
 }
 
-grpc::Status IngestLimitsService::GetAssignedPartitions(grpc::ServerContext*, const proto::GetAssignedPartitionsRequest*,
-                                                        proto::GetAssignedPartitionsResponse* response) {
-  return Observe(kGetAssignedPartitions, [&] {
-    auto* out = response->mutable_assignedpartitions();
-    for (const auto& [p, at] : checker_.AssignedPartitions()) (*out)[p] = at;
-    return grpc::Status::OK;
-  });
+grpc::ServerUnaryReactor* IngestLimitsService::GetAssignedPartitions(grpc::CallbackServerContext* context,
+                                                                     const grpc::ByteBuffer* request,
+                                                                     grpc::ByteBuffer* response) {
+  // A copy of the serving set: cheap and never blocking, so it skips the queue.
+  return Dispatch(kGetAssignedPartitions, true, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoGetAssignedPartitions(in, out); });
 }
 
-grpc::Status IngestLimitsService::UpdateRates(grpc::ServerContext*, const proto::UpdateRatesRequest* request,
-                                              proto::UpdateRatesResponse* response) {
-  return Observe(kUpdateRates, [&] {
-    const std::vector<StreamUpdate> streams = Streams(request->streams());
-    std::vector<UsageStore::StreamRate> rates;
-    Status s = checker_.UpdateRates(request->tenant(), streams, &rates);
-    if (!s.ok()) return ToGrpc(s);
-    for (const UsageStore::StreamRate& r : rates) {
-      proto::UpdateRatesResult* out = response->add_results();
-      out->set_streamhash(r.stream_hash);
-      out->set_rate(r.bytes_per_s);
-    }
-    return grpc::Status::OK;
-  });
+grpc::ServerUnaryReactor* IngestLimitsService::UpdateRates(grpc::CallbackServerContext* context,
+                                                           const grpc::ByteBuffer* request,
+                                                           grpc::ByteBuffer* response) {
+  return Dispatch(kUpdateRates, false, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoUpdateRates(in, out); });
+}
+
+grpc::Status IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
+  proto::server::ExceedsLimitsRequest request;
+  if (!Parse(in, &request)) return Unparsable(kExceedsLimits);
+  if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
+  std::vector<StreamUpdate> streams;
+  if (grpc::Status s = Streams(request.streams(), &streams); !s.ok()) return s;
+  std::vector<Rejection> rejected;
+  if (Status s = checker_.ExceedsLimits(request.tenant(), streams, &rejected); !s.ok()) return ToGrpc(s);
+  proto::ExceedsLimitsResponse response;
+  for (const Rejection& r : rejected) {
+    proto::ExceedsLimitsResult* result = response.add_results();
+    result->set_streamhash(r.stream_hash);
+    result->set_reason(r.reason);
+  }
+  return Serialize(response, out);
+}
+
+grpc::Status IngestLimitsService::DoGetAssignedPartitions(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
+  proto::server::GetAssignedPartitionsRequest request;
+  if (!Parse(in, &request)) return Unparsable(kGetAssignedPartitions);
+  proto::GetAssignedPartitionsResponse response;
+  auto* partitions = response.mutable_assignedpartitions();
+  for (const auto& [p, at] : checker_.AssignedPartitions()) (*partitions)[p] = at;
+  return Serialize(response, out);
+}
+
+grpc::Status IngestLimitsService::DoUpdateRates(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
+  proto::server::UpdateRatesRequest request;
+  if (!Parse(in, &request)) return Unparsable(kUpdateRates);
+  if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
+  std::vector<StreamUpdate> streams;
+  if (grpc::Status s = Streams(request.streams(), &streams); !s.ok()) return s;
+  std::vector<UsageStore::StreamRate> rates;
+  if (Status s = checker_.UpdateRates(request.tenant(), streams, &rates); !s.ok()) return ToGrpc(s);
+  proto::UpdateRatesResponse response;
+  for (const UsageStore::StreamRate& r : rates) {
+    proto::UpdateRatesResult* result = response.add_results();
+    result->set_streamhash(r.stream_hash);
+    result->set_rate(r.bytes_per_s);
+  }
+  return Serialize(response, out);
 }
 
 }  // namespace limits::rpc

@@ -1,57 +1,96 @@
-// IngestLimitsService: Loki's IngestLimits gRPC service (synchronous API: gRPC's thread pool
-// runs the handlers, which may wait on the store's group commit). Converts the wire messages
-// to the LimitsChecker's calls and our Status to grpc::Status, once, here; counts requests
-// and their latency by method and code. Handlers never throw.
+// IngestLimitsService: Loki's IngestLimits gRPC service on gRPC's callback API with raw
+// (ByteBuffer) methods. Each call is handed from gRPC's threads to a HandlerPool of our own
+// (handlers may wait on the store's group commit), so 1000 concurrent calls queue and are
+// served instead of meeting "Server Threadpool Exhausted"; a full queue answers
+// RESOURCE_EXHAUSTED at once. Requests are parsed here (rpc/limits_server.proto: strings as
+// bytes), so a garbage body or a tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a
+// message, never INTERNAL. Converts our Status to grpc::Status once, here; counts requests by
+// method and code (limitsd_grpc_*) and under Loki's names (loki_request_duration_seconds,
+// loki_inflight_requests). Handlers never throw. Thread-safe; destroy after the server.
 #pragma once
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "limits/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
+#include "rpc/handler_pool.h"
 
 namespace limits::rpc {
 
 grpc::Status ToGrpc(const Status& status);
 
-class IngestLimitsService final : public proto::IngestLimits::Service {
- public:
-  IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry);
+// dskit's status_code label (ReportGRPCCodesInInstrumentationLabel off, Loki's default):
+// "success", "cancel" or "error".
+const char* LokiStatusCode(grpc::StatusCode code);
 
-  grpc::Status ExceedsLimits(grpc::ServerContext* context, const proto::ExceedsLimitsRequest* request,
-                             proto::ExceedsLimitsResponse* response) override;
-  grpc::Status GetAssignedPartitions(grpc::ServerContext* context, const proto::GetAssignedPartitionsRequest* request,
-                                     proto::GetAssignedPartitionsResponse* response) override;
-  grpc::Status UpdateRates(grpc::ServerContext* context, const proto::UpdateRatesRequest* request,
-                           proto::UpdateRatesResponse* response) override;
+using RawIngestLimitsService = proto::IngestLimits::WithRawCallbackMethod_ExceedsLimits<
+    proto::IngestLimits::WithRawCallbackMethod_GetAssignedPartitions<
+        proto::IngestLimits::WithRawCallbackMethod_UpdateRates<proto::IngestLimits::Service>>>;
+
+class IngestLimitsService final : public RawIngestLimitsService {
+ public:
+  IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry, HandlerPool::Options pool = {});
+  ~IngestLimitsService() override;
+
+  grpc::ServerUnaryReactor* ExceedsLimits(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* GetAssignedPartitions(grpc::CallbackServerContext* context,
+                                                  const grpc::ByteBuffer* request, grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* UpdateRates(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
+
+  // Calls received and not yet answered (queued or running).
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+
+  static constexpr int kMethods = 3;
 
  private:
-  // Runs fn, turning exceptions into INTERNAL, and records the call's metrics.
-  template <typename Fn>
-  grpc::Status Observe(int method, Fn fn);
+  using Handler = std::function<grpc::Status(const grpc::ByteBuffer&, grpc::ByteBuffer*)>;
+  // Starts a call: inline (cheap, never blocks) or through the pool.
+  grpc::ServerUnaryReactor* Dispatch(int method, bool inline_call, grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request, grpc::ByteBuffer* response, Handler handler);
+  // Runs the handler, turning exceptions into INTERNAL.
+  grpc::Status Run(int method, grpc::CallbackServerContext* context, const grpc::ByteBuffer& request,
+                   grpc::ByteBuffer* response, const Handler& handler);
+  void Finish(int method, grpc::ServerUnaryReactor* reactor, std::chrono::steady_clock::time_point started,
+              const grpc::Status& status);
+
+  grpc::Status DoExceedsLimits(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
+  grpc::Status DoGetAssignedPartitions(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
+  grpc::Status DoUpdateRates(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
 
   // The series of one (method, code): created on first use, then found without a lock.
   struct Series {
     std::atomic<prometheus::Counter*> requests{nullptr};
     std::atomic<prometheus::Histogram*> latency{nullptr};
+    std::atomic<prometheus::Histogram*> loki_latency{nullptr};
   };
-  static constexpr int kMethods = 3;
   static constexpr int kCodes = 17;  // grpc::StatusCode 0..16
   Series& SeriesOf(int method, grpc::StatusCode code);
 
   LimitsChecker& checker_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Family<prometheus::Histogram>& loki_latency_;
+  prometheus::Family<prometheus::Gauge>& loki_inflight_;
+  prometheus::Gauge* inflight_[kMethods] = {};
+  prometheus::Gauge& queued_;
   std::mutex create_mu_;  // only to create a series
   Series series_[kMethods][kCodes];
+  std::atomic<int64_t> in_flight_{0};
+  HandlerPool pool_;  // last: its threads stop (and finish queued calls) before the rest dies
 };
 
 }  // namespace limits::rpc

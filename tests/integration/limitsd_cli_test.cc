@@ -91,5 +91,63 @@ TEST(LimitsdCliTest, BadConfigExitsTwoNamingTheKey) {
   EXPECT_THAT(r.err, HasSubstr("windows.active: invalid duration \"soon\""));
 }
 
+// Issue 8 item 22: each of these said "valid", and the node then ran on defaults, failed at
+// start, or misbehaved. Now --check-config (and --config, before anything starts) exits 2
+// naming the key.
+TEST(LimitsdCliTest, Item22_CheckConfigRefusesWhatTheNodeWouldFailOrMisbehaveOn) {
+  testing::TempDir dir;
+  auto refused = [](const std::vector<std::string>& args, const std::string& expected) {
+    testing::RunResult r = RunProgram(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(expected));
+  };
+  // --config given a directory ran on every default: the embedded mock, store "data", 0.0.0.0.
+  refused({LIMITSD, "--check-config", dir.path()}, "cannot read " + dir.path() + ": is a directory");
+  refused({LIMITSD, "--config", dir.path()}, "is a directory");
+  // librdkafka's properties: unknown, a bad value, one the node owns (named with its key).
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "kafka.properties.no.such.property=1"},
+          "kafka.properties.\"no.such.property\": No such configuration property");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "kafka.properties.fetch.wait.max.ms=soon"},
+          "kafka.properties.\"fetch.wait.max.ms\": Invalid value");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "kafka.properties.partition.assignment.strategy=range"},
+          "kafka.properties.\"partition.assignment.strategy\": set by the node");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "kafka.properties.group.id=other"},
+          "set kafka.consumer_group instead");
+  refused({LIMITSD, "--config", EXAMPLE_CONFIG, "--set", "kafka.properties.bootstrap.servers=k:9092"},
+          "set kafka.brokers instead");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "kafka.properties.security.protocol=SASL_SSL",
+           "--set", "kafka.properties.sasl.mechanisms=PLAIN"},
+          "librdkafka refuses the consumer configuration: sasl.username and sasl.password must be set");
+  // The overrides file: invalid, or a directory.
+  const std::string overrides = dir.Sub("overrides.toml");
+  std::ofstream(overrides) << "[tenants.t]\nmax_global_streams_per_user = \"x\"\n";
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.overrides_file=" + overrides},
+          "limits.overrides_file: tenants.t.max_global_streams_per_user: expected an integer");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.overrides_file=" + dir.path()},
+          "limits.overrides_file: cannot read " + dir.path() + ": is a directory");
+  const std::string yaml = dir.Sub("runtime.yaml");
+  std::ofstream(yaml) << "overrides:\n  t:\n    ingestion_rate_mb: fast\n";
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.overrides_file=" + yaml},
+          "overrides.t.ingestion_rate_mb: expected a number, got \"fast\" (" + yaml + ":3)");
+  // One port for both servers; names no request can carry.
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "server.grpc_listen=:9095", "--set",
+           "server.http_listen=0.0.0.0:9095"},
+          "server.http_listen: port 9095 is also server.grpc_listen's");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.tenants.\"\".max_global_streams_per_user=1"},
+          "a tenant name must be 1 to 255 bytes, got 0");
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set",
+           "limits.defaults.policy_max_streams." + std::string(256, 'p') + "=1"},
+          "an ingestion policy name must be 1 to 255 bytes, got 256");
+  // Beyond what the store keeps (item 8).
+  refused({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "windows.active=1193047h"},
+          "windows.active: must be at most 1193046h28m15s");
+  // And what stays valid: a missing overrides file (it may appear later), Loki's YAML.
+  std::ofstream(yaml) << "overrides:\n  t:\n    ingestion_rate_mb: 2\n";
+  for (const std::string& file : {dir.Sub("absent.toml"), yaml}) {
+    testing::RunResult ok = RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.overrides_file=" + file});
+    EXPECT_EQ(ok.exit_code, 0) << file << ": " << ok.err;
+  }
+}
+
 }  // namespace
 }  // namespace limits

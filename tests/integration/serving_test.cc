@@ -292,5 +292,57 @@ TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldL
   ASSERT_TRUE(WaitFor([&] { return last_ok() == 1; }, 30s));
 }
 
+// Issue 8 item 13 on the node: a UTF-8 tenant's usage document names it as written (it came
+// back as "t\u00c3\u00a9..."), and "dupt%00xyz" is refused instead of answered for "dupt".
+// Item 24: the probes and the scrape refuse other methods.
+TEST_F(ServingTest, Item13_UsageOfAUtf8TenantAndAnEncodedNulItem24_Methods) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_TRUE(Rejected("t\xC3\xA9n\xC3\xA4nt", {1, 2}).empty());
+  EXPECT_TRUE(Rejected("dupt", {1}).empty());
+  const int port = node_->http_port();
+  testing::HttpResult usage = HttpGet(port, "/ingest-limits/usage/t%C3%A9n%C3%A4nt");
+  EXPECT_EQ(usage.status, 200);
+  EXPECT_THAT(usage.body, HasSubstr("\"tenant\": \"t\xC3\xA9n\xC3\xA4nt\""));
+  EXPECT_THAT(usage.body, HasSubstr("\"streams_total\": 2"));
+  testing::HttpResult nul = HttpGet(port, "/ingest-limits/usage/dupt%00xyz");
+  EXPECT_EQ(nul.status, 400) << nul.body;
+  EXPECT_THAT(nul.body, ::testing::Not(HasSubstr("\"streams_total\"")));
+  EXPECT_EQ(HttpGet(port, "/ingest-limits/usage/%FF").status, 400);
+  EXPECT_EQ(HttpGet(port, "/ingest-limits/usage/dupt").status, 200);
+  for (const char* path : {"/ready", "/metrics", "/live"}) {
+    for (const char* method : {"POST", "PUT", "DELETE"}) {
+      EXPECT_EQ(testing::HttpRequest(port, method, path).status, 405) << method << " " << path;
+    }
+    EXPECT_EQ(testing::HttpRequest(port, "HEAD", path).status, 200) << path;
+  }
+}
+
+// Issue 10 item 3: Loki's runtime-config YAML as the overrides file, under the same reload
+// rules: picked up on change, a broken file keeps the limits in force.
+TEST_F(ServingTest, LokiRuntimeConfigYamlReloadsLikeTheTomlOverrides) {
+  const std::string overrides = dir_.Sub("runtime-config.yaml");
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: 2\n    retention_period: 744h\n";
+  StartNode([&](config::Config& c) { c.limits.overrides_file = overrides; });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_EQ(Rejected("t", {1, 2, 3}).size(), 1u);
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: 5\n"
+                              "    policy_override_limits:\n      gold:\n        max_global_streams_per_user: 1\n";
+  ASSERT_TRUE(WaitFor([&] { return Rejected("t", {3}).empty(); }, 30s));
+  EXPECT_EQ(Rejected("t", {10, 11}, 100, "gold").size(), 1u);  // the policy's own limit
+  std::ofstream(overrides) << "overrides:\n  t:\n    max_global_streams_per_user: lots\n";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto m = testing::ParsePrometheusText(HttpGet(node_->http_port(), "/metrics").body);
+        return m.Value("limitsd_overrides_reload_failures_total") >= 1;
+      },
+      30s));
+  Status reload = node_->ReloadOverrides();
+  EXPECT_FALSE(reload.ok());
+  EXPECT_THAT(reload.message(), HasSubstr("overrides.t.max_global_streams_per_user: expected an integer, got \"lots\""));
+  EXPECT_THAT(reload.message(), HasSubstr("runtime-config.yaml:3)"));
+  EXPECT_EQ(Rejected("t", {4, 5, 6}), (std::map<uint64_t, uint32_t>{{6, 2}}));  // still 5: 1-3 active, 4 and 5 fit
+}
+
 }  // namespace
 }  // namespace limits

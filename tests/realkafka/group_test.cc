@@ -147,8 +147,11 @@ class MembershipTest : public GroupTest {
 
   Outcome KillAndRestartB(bool static_membership) {
     Outcome out;
+    // group.instance.id is the node's to set (node.instance_id, which is `id` here);
+    // --check-config refuses it among kafka.properties.
     auto with_instance = [&](config::Config& c, const std::string& id) {
-      if (static_membership) c.kafka.properties["group.instance.id"] = id;
+      EXPECT_EQ(c.node.instance_id, id);
+      c.kafka.static_membership = static_membership;
     };
     const int64_t now = NowMs();
     for (uint64_t i = 0; i < 40; ++i) kafka().Produce("t", i, now);

@@ -24,6 +24,8 @@ LimitsdProcess::LimitsdProcess(const std::string& binary, const config::Config& 
                                    "--set", "store.path=" + c.store.path,
                                    "--set", "node.zone=" + c.node.zone,
                                    "--set", "node.instance_id=" + c.node.instance_id,
+                                   "--set", std::string("kafka.static_membership=") +
+                                                (c.kafka.static_membership ? "true" : "false"),
                                    "--set", "server.http_listen=127.0.0.1:0",
                                    "--set", "server.grpc_listen=127.0.0.1:0",
                                    "--set", "windows.wait_assign=2s"};

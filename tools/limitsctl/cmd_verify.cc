@@ -123,7 +123,7 @@ int Run(Context& ctx, const Args&) {
     for (const auto& p : problems) json.String(p);
     json.EndArray().EndObject();
   } else {
-    for (const auto& p : problems) std::fprintf(ctx.out, "problem: %s\n", p.c_str());
+    for (const auto& p : problems) std::fprintf(ctx.out, "problem: %s\n", Escaped(p).c_str());
     if (problems.empty()) {
       std::fprintf(ctx.out, "verify: OK: %zu partitions, %llu rows (%llu active), every partition checkpointed, counts agree\n",
                    partitions.size(), static_cast<unsigned long long>(rows), static_cast<unsigned long long>(active_rows));

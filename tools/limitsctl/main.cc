@@ -147,8 +147,10 @@ int main(int argc, char** argv) {
   }
   if (!window_flag.empty()) {
     Result<std::chrono::milliseconds> d = config::ParseDuration(window_flag);
-    if (!d.ok() || d->count() < 1000 || d->count() % 1000 != 0) {
-      std::fprintf(stderr, "limitsctl: --active-window %s: expected whole seconds, e.g. 2h\n", window_flag.c_str());
+    // At most what the store's 32-bit seconds hold, as the node's windows.active (config.h).
+    if (!d.ok() || d->count() < 1000 || d->count() % 1000 != 0 || *d > config::kMaxDuration) {
+      std::fprintf(stderr, "limitsctl: --active-window %s: expected whole seconds up to %s, e.g. 2h\n",
+                   window_flag.c_str(), config::FormatDuration(config::kMaxDuration).c_str());
       return kExitUsage;
     }
     ctx.active_window_s = static_cast<uint32_t>(d->count() / 1000);

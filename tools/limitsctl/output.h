@@ -11,7 +11,8 @@
 
 namespace limits::ctl {
 
-// Columns padded to their widest cell; printed with Print().
+// Columns padded to their widest cell; printed with Print(). Every cell is Escaped(): a
+// tenant or policy name is data from the wire and must not drive the terminal.
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) : rows_{std::move(headers)} {}
@@ -38,6 +39,9 @@ std::string FormatUnixSeconds(int64_t s);
 std::string FormatUnixMillis(int64_t ms);
 // "1.2 MiB"
 std::string FormatBytes(uint64_t bytes);
+// Text for a terminal: valid UTF-8 passes through; control characters (C0, DEL, C1) and
+// bytes that are not UTF-8 become \xNN, a backslash \\ (so the escapes are unambiguous).
+std::string Escaped(std::string_view text);
 // Printable form of arbitrary bytes: the text when printable, else 0x-hex.
 std::string Printable(std::string_view bytes);
 std::string Hex(std::string_view bytes);

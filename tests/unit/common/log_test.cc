@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,21 @@ TEST_F(LogTest, BelowTheLevelNothingIsWritten) {
   Error("store", "loud");
   ASSERT_EQ(lines_.size(), 1u);
   EXPECT_NE(lines_[0].find("loud"), std::string::npos);
+}
+
+// Issue 8 item 13, the logger's side: invalid UTF-8 went into JSON lines raw (an invalid
+// line for every collector), doubles as %.6g.
+TEST_F(LogTest, Item13_NamesAreValidUtf8AndEscapedDoublesShortest) {
+  Configure(Level::kInfo, Format::kJson);
+  Info("rpc", "bad request").Kv("tenant", "t\xC3\xA9\xFF\x01").Kv("rate", 12345678.9).Kv("nan", std::nan(""));
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("\"tenant\":\"t\xC3\xA9\xEF\xBF\xBD\\u0001\""), std::string::npos) << lines_[0];
+  EXPECT_NE(lines_[0].find("\"rate\":12345678.9"), std::string::npos) << lines_[0];
+  EXPECT_NE(lines_[0].find("\"nan\":\"NaN\""), std::string::npos) << lines_[0];
+  Configure(Level::kInfo, Format::kLogfmt);
+  Info("rpc", "bad request").Kv("tenant", "a\x1b[31mb");
+  ASSERT_EQ(lines_.size(), 2u);
+  EXPECT_NE(lines_[1].find("tenant=\"a\\u001b[31mb\""), std::string::npos) << lines_[1];
 }
 
 TEST(LogParseTest, LevelsAndFormats) {

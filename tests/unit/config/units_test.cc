@@ -57,5 +57,33 @@ TEST(UnitsTest, FormatsSizes) {
   EXPECT_EQ(FormatSize(1536), "1536B");
 }
 
+// Issue 8 item 8: decimals are exact (float arithmetic rejected "0.07h" as a fraction of a ms).
+TEST(UnitsTest, Item8_DecimalDurationsAndSizesAreExact) {
+  EXPECT_EQ(*ParseDuration("0.07h"), milliseconds(252'000));
+  EXPECT_EQ(*ParseDuration("1.001s"), milliseconds(1'001));
+  EXPECT_EQ(*ParseDuration("0.1s"), milliseconds(100));
+  EXPECT_EQ(*ParseDuration("2.35m"), milliseconds(141'000));
+  EXPECT_EQ(*ParseDuration("1.5h0.001s"), milliseconds(5'400'001));
+  EXPECT_EQ(*ParseDuration("1.000000000000000000000000s"), milliseconds(1'000));  // trailing zeros
+  EXPECT_EQ(*ParseDuration("0003s"), milliseconds(3'000));
+  EXPECT_EQ(*ParseDuration(".5s"), milliseconds(500));
+  EXPECT_EQ(*ParseSize("1.001MB"), 1'001'000u);
+  EXPECT_EQ(*ParseSize("0.1KB"), 100u);
+  EXPECT_EQ(*ParseSize("1.1GB"), 1'100'000'000u);
+  EXPECT_EQ(*ParseSize("0.25KiB"), 256u);
+  EXPECT_EQ(*ParseSize("18446744073709551615"), UINT64_MAX);  // exact up to the last byte
+  EXPECT_EQ(*ParseSize("16777215.99999904632568359375TiB"), UINT64_MAX - 1048575);  // 2^64 - 2^20
+  // Not whole: named as such, never rounded.
+  EXPECT_NE(ParseDuration("1.0005s").status().message().find("not a whole number of milliseconds"), std::string::npos);
+  EXPECT_NE(ParseSize("1.0000001KB").status().message().find("not a whole number of bytes"), std::string::npos);
+  // Beyond what the result type holds: "too large", never wrapped.
+  EXPECT_NE(ParseSize("18446744073709551616").status().message().find("too large"), std::string::npos);
+  EXPECT_NE(ParseSize("16777216TiB").status().message().find("too large"), std::string::npos);
+  EXPECT_NE(ParseDuration("106751991168d").status().message().find("too large"), std::string::npos);
+  EXPECT_NE(ParseDuration("99999999999999999999999999999999h").status().message().find("too large"),
+            std::string::npos);
+  for (const char* bad : {".s", "1..5s", "1.5.5s", ".", "1e3s"}) EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+}
+
 }  // namespace
 }  // namespace limits::config

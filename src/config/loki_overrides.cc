@@ -1,0 +1,185 @@
+#include "config/loki_overrides.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <vector>
+
+#include "config/config.h"
+
+namespace limits::config {
+namespace {
+
+class Problems {
+ public:
+  explicit Problems(std::string source) : source_(std::move(source)) {}
+
+  void Add(const std::string& path, const std::string& problem, const YAML::Node& where) {
+    std::string msg = path + ": " + problem;
+    if (where.IsDefined() && where.Mark().line >= 0) {
+      msg += " (" + source_ + ":" + std::to_string(where.Mark().line + 1) + ")";
+    }
+    errors_.push_back(std::move(msg));
+  }
+
+  Status ToStatus() const {
+    if (errors_.empty()) return Status::OK();
+    std::string joined;
+    for (const std::string& e : errors_) joined += (joined.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(joined);
+  }
+
+ private:
+  std::string source_;
+  std::vector<std::string> errors_;
+};
+
+// YAML keys may be written unquoted with dots or spaces; the path quotes such segments.
+std::string Join(const std::string& parent, const std::string& key) {
+  bool bare = !key.empty();
+  for (char c : key) bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+  return parent + "." + (bare ? key : "\"" + key + "\"");
+}
+
+std::string Describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "null";
+    default: break;
+  }
+  if (n.Tag() == "!") return "a string \"" + n.Scalar() + "\"";  // quoted: a string in YAML, as Go reads it
+  return "\"" + n.Scalar() + "\"";
+}
+
+// Plain (unquoted) scalars only: Loki (Go's yaml) refuses "5" for an int, so must we.
+bool Plain(const YAML::Node& n) { return n.IsScalar() && n.Tag() != "!"; }
+
+bool ReadCount(const YAML::Node& n, const std::string& path, Problems& p, uint64_t* out) {
+  int64_t v = 0;
+  if (!Plain(n) || !YAML::convert<int64_t>::decode(n, v)) {
+    p.Add(path, "expected an integer, got " + Describe(n), n);
+    return false;
+  }
+  if (v < 0) {
+    p.Add(path, "must be >= 0 (0 = unlimited), got " + std::to_string(v), n);
+    return false;
+  }
+  *out = static_cast<uint64_t>(v);
+  return true;
+}
+
+bool ReadMegabytes(const YAML::Node& n, const std::string& path, Problems& p, double* out) {
+  double v = 0;
+  if (!Plain(n) || !YAML::convert<double>::decode(n, v)) {
+    p.Add(path, "expected a number, got " + Describe(n), n);
+    return false;
+  }
+  if (!std::isfinite(v) || v < 0) {
+    p.Add(path, "must be a finite number >= 0, got " + n.Scalar(), n);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool ValidName(const std::string& name, const char* what, const std::string& path, const YAML::Node& where,
+               Problems& p) {
+  if (!name.empty() && name.size() <= kMaxLimitsNameBytes) return true;
+  p.Add(path, std::string("a ") + what + " name must be 1 to " + std::to_string(kMaxLimitsNameBytes) +
+                  " bytes, got " + std::to_string(name.size()),
+        where);
+  return false;
+}
+
+void ReadPolicies(const YAML::Node& policies, const std::string& path, Problems& p,
+                  std::map<std::string, uint64_t>* out) {
+  for (const auto& entry : policies) {
+    const std::string policy = entry.first.Scalar();
+    const std::string policy_path = Join(path, policy);
+    if (!ValidName(policy, "policy", policy_path, entry.first, p)) continue;
+    const YAML::Node& limits = entry.second;
+    if (limits.IsNull()) continue;
+    if (!limits.IsMap()) {
+      p.Add(policy_path, "expected a map of limits, got " + Describe(limits), limits);
+      continue;
+    }
+    const YAML::Node n = limits["max_global_streams_per_user"];
+    uint64_t v = 0;
+    if (n.IsDefined() && !n.IsNull() && ReadCount(n, policy_path + ".max_global_streams_per_user", p, &v)) {
+      (*out)[policy] = v;
+    }
+  }
+}
+
+void ReadTenant(const YAML::Node& limits, const std::string& path, Problems& p, TenantOverrides* out) {
+  auto field = [&limits](const char* key) {
+    YAML::Node n = limits[key];
+    return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+  };
+  uint64_t count = 0;
+  double mb = 0;
+  if (YAML::Node n = field("max_global_streams_per_user"); n.IsDefined()) {
+    if (ReadCount(n, path + ".max_global_streams_per_user", p, &count)) out->max_global_streams_per_user = count;
+  }
+  if (YAML::Node n = field("ingestion_rate_mb"); n.IsDefined()) {
+    if (ReadMegabytes(n, path + ".ingestion_rate_mb", p, &mb)) out->ingestion_rate_mb = mb;
+  }
+  if (YAML::Node n = field("ingestion_burst_size_mb"); n.IsDefined()) {
+    if (ReadMegabytes(n, path + ".ingestion_burst_size_mb", p, &mb)) out->ingestion_burst_size_mb = mb;
+  }
+  if (YAML::Node n = field("policy_override_limits"); n.IsDefined()) {
+    if (!n.IsMap()) {
+      p.Add(path + ".policy_override_limits", "expected a map of policy -> limits, got " + Describe(n), n);
+    } else {
+      std::map<std::string, uint64_t> policies;
+      ReadPolicies(n, path + ".policy_override_limits", p, &policies);
+      if (!policies.empty()) out->policy_max_streams = std::move(policies);
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::map<std::string, TenantOverrides>> ParseLokiOverrides(std::string_view yaml, const std::string& source_name) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": syntax error: " + e.msg);
+  }
+  Problems p(source_name);
+  std::map<std::string, TenantOverrides> out;
+  try {
+    if (doc.IsNull()) return out;  // an empty file: no overrides
+    if (!doc.IsMap()) {
+      p.Add("(document)", "expected a map with an \"overrides\" key, got " + Describe(doc), doc);
+      return p.ToStatus();
+    }
+    const YAML::Node overrides = doc["overrides"];
+    if (!overrides.IsDefined() || overrides.IsNull()) return out;
+    if (!overrides.IsMap()) {
+      p.Add("overrides", "expected a map of tenant -> limits, got " + Describe(overrides), overrides);
+      return p.ToStatus();
+    }
+    for (const auto& entry : overrides) {
+      const std::string tenant = entry.first.Scalar();
+      const std::string path = Join("overrides", tenant);
+      if (!ValidName(tenant, "tenant", path, entry.first, p)) continue;
+      const YAML::Node& limits = entry.second;
+      TenantOverrides& o = out[tenant];
+      if (limits.IsNull()) continue;  // Loki: the defaults
+      if (!limits.IsMap()) {
+        p.Add(path, "expected a map of limits, got " + Describe(limits), limits);
+        continue;
+      }
+      ReadTenant(limits, path, p, &o);
+    }
+  } catch (const YAML::Exception& e) {  // yaml-cpp throws on misuse; report rather than escape
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  RETURN_IF_ERROR(p.ToStatus());
+  return out;
+}
+
+}  // namespace limits::config
