@@ -109,10 +109,10 @@ Result<std::unique_ptr<ProduceLoad>> ProduceLoad::Create(const ProduceOptions& o
 }
 
 std::string ProduceLoad::Describe() const {
-  std::string rate = options_.rate > 0 ? std::to_string(static_cast<uint64_t>(options_.rate)) + " records/s"
-                                       : std::string("as fast as possible");
+  std::string rate = options_.rate > 0 ? "at " + std::to_string(static_cast<uint64_t>(options_.rate)) + " records/s"
+                                       : std::string("as fast as it goes");
   std::string s = "producing to " + options_.topic + " (" + std::to_string(partitions_) + " partitions) on " +
-                  options_.brokers + " at " + rate + "; " + batching_;
+                  options_.brokers + " " + rate + "; " + batching_;
   if (options_.records > 0) s += "; " + std::to_string(options_.records) + " records";
   if (options_.spread.count() > 0) s += "; timestamps spread over " + config::FormatDuration(options_.spread);
   return s;
