@@ -311,7 +311,7 @@ TEST(LoadgenCliTest, BadFlagsExitTwoNamingTheFlag) {
   };
   RunResult r = run({"loadgen", "--grpc=127.0.0.1:9", "--tenants=0"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("limitsctl loadgen: --tenants: expected a whole number 1..16777216, got \"0\""));
+  EXPECT_THAT(r.err, HasSubstr("limitsctl loadgen: --tenants: expected a whole number 1..1048576, got \"0\""));
   r = run({"loadgen", "--grpc", "127.0.0.1:9", "--new-fraction", "2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--new-fraction: expected a fraction 0..1"));

@@ -74,7 +74,7 @@ TEST(LoadgenOptionsTest, BadValuesNameTheFlag) {
     f[k] = v;
     return Error(f);
   };
-  EXPECT_THAT(with("tenants", "0"), HasSubstr("--tenants: expected a whole number 1..16777216, got \"0\""));
+  EXPECT_THAT(with("tenants", "0"), HasSubstr("--tenants: expected a whole number 1..1048576, got \"0\""));
   EXPECT_THAT(with("tenants", "1e3"), HasSubstr("--tenants"));
   EXPECT_THAT(with("streams", "-5"), HasSubstr("--streams"));
   EXPECT_THAT(with("streams-per-request", "100001"), HasSubstr("--streams-per-request"));

@@ -19,12 +19,12 @@ StreamPicker::StreamPicker(const Universe& universe, double new_fraction, uint32
     : universe_(universe), new_fraction_(new_fraction), per_request_(streams_per_request) {
   tenants_.resize(universe.tenants());
   for (uint32_t t = 0; t < universe.tenants(); ++t) {
-    tenants_[t].rng.seed(Mix64(universe.StreamHash(t, 0) ^ 1));
-    tenants_[t].update_rng.seed(Mix64(universe.StreamHash(t, 0) ^ 2));
+    tenants_[t].rng.state = Mix64(universe.StreamHash(t, 0) ^ 1);
+    tenants_[t].update_rng.state = Mix64(universe.StreamHash(t, 0) ^ 2);
   }
 }
 
-void StreamPicker::AppendKnown(std::mt19937_64& rng, uint64_t n, uint64_t known, std::vector<uint64_t>* out) {
+void StreamPicker::AppendKnown(SplitMix64& rng, uint64_t n, uint64_t known, std::vector<uint64_t>* out) {
   if (n == 0) return;
   const uint64_t from = rng() % known;
   for (uint64_t j = 0; j < n; ++j) out->push_back((from + j) % known);

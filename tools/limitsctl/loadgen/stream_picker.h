@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <mutex>
-#include <random>
 #include <vector>
 
 #include "loadgen/universe.h"
@@ -39,10 +38,10 @@ class StreamPicker {
   struct TenantState {
     uint64_t requests = 0;  // requests built for this tenant
     uint64_t sent = 0;      // streams [0, sent) have been sent
-    std::mt19937_64 rng;         // where a request's known run starts
-    std::mt19937_64 update_rng;  // the same for UpdateRates, so neither load shifts the other
+    SplitMix64 rng;         // where a request's known run starts
+    SplitMix64 update_rng;  // the same for UpdateRates, so neither load shifts the other
   };
-  static void AppendKnown(std::mt19937_64& rng, uint64_t n, uint64_t known, std::vector<uint64_t>* out);
+  static void AppendKnown(SplitMix64& rng, uint64_t n, uint64_t known, std::vector<uint64_t>* out);
 
   const Universe& universe_;
   const double new_fraction_;

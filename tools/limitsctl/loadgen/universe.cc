@@ -19,7 +19,7 @@ Universe::Universe(UniverseOptions options) : options_(std::move(options)) {
 }
 
 uint64_t Universe::StreamHash(uint32_t t, uint64_t i) const {
-  // (t, i) packs into distinct integers (t < 2^24, i < 2^40); adding a constant and Mix64 are
+  // (t, i) packs into distinct integers (t < 2^20, i < 2^40); adding a constant and Mix64 are
   // both bijections, so distinct streams never share a hash within a universe.
   const uint64_t packed = (static_cast<uint64_t>(t) << 40) | i;
   return Mix64(packed + Mix64(options_.seed) * 0x9e3779b97f4a7c15ULL);

@@ -10,12 +10,12 @@
 
 namespace limits::loadgen {
 
-inline constexpr uint64_t kMaxTenants = uint64_t{1} << 24;
+inline constexpr uint64_t kMaxTenants = uint64_t{1} << 20;
 inline constexpr uint64_t kMaxStreamsPerTenant = uint64_t{1} << 40;
 
 struct UniverseOptions {
   uint64_t seed = 1;
-  uint32_t tenants = 1;                 // <= kMaxTenants
+  uint32_t tenants = 1;                 // <= kMaxTenants (a name and a little state each)
   uint64_t streams_per_tenant = 1000;   // <= kMaxStreamsPerTenant
   std::string tenant_prefix = "tenant-";
   std::vector<std::string> policies;    // empty: no policy ("")
@@ -49,6 +49,12 @@ class Universe {
 
 // A bijection of 64-bit integers with good mixing (splitmix64's finaliser).
 uint64_t Mix64(uint64_t x);
+
+// splitmix64: a deterministic generator with 8 bytes of state (a tenant each, so not mt19937's 2.5 KB).
+struct SplitMix64 {
+  uint64_t state = 0;
+  uint64_t operator()() { return Mix64(state += 0x9e3779b97f4a7c15ULL); }
+};
 
 // The timestamp of a record produced at wall time `now_ms` when the load is `progress` (0..1)
 // of the way through: spread over [start - spread, end], rising with progress, so a partition's
