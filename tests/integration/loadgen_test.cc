@@ -108,7 +108,9 @@ std::vector<ReadRecord> ReadTopic(const std::string& bootstrap, size_t want) {
   std::unique_ptr<RdKafka::Consumer> consumer(RdKafka::Consumer::create(conf.get(), err));
   std::unique_ptr<RdKafka::Topic> topic(RdKafka::Topic::create(consumer.get(), testing::kTopic, nullptr, err));
   std::unique_ptr<RdKafka::Queue> queue(RdKafka::Queue::create(consumer.get()));
-  for (int32_t p = 0; p < kPartitions; ++p) consumer->start(topic.get(), p, RdKafka::Topic::OFFSET_BEGINNING, queue.get());
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    consumer->start(topic.get(), p, RdKafka::Topic::OFFSET_BEGINNING, queue.get());
+  }
   std::vector<ReadRecord> out;
   proto::StreamMetadataRecord scratch;
   testing::WaitFor(

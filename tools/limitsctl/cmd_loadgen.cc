@@ -51,17 +51,20 @@ int Run(Context& ctx, const Args& args) {
 
   std::unique_ptr<loadgen::ProduceLoad> produce;
   if (options->produce) {
-    Result<std::unique_ptr<loadgen::ProduceLoad>> p = loadgen::ProduceLoad::Create(*options->produce, universe, counters);
+    Result<std::unique_ptr<loadgen::ProduceLoad>> p =
+        loadgen::ProduceLoad::Create(*options->produce, universe, counters);
     if (!p.ok()) return Fail(ctx, p.status());
     produce = std::move(*p);
   }
   std::unique_ptr<loadgen::ExceedsLoad> exceeds;
   if (options->exceeds) {
-    Result<std::unique_ptr<loadgen::ExceedsLoad>> e = loadgen::ExceedsLoad::Create(*options->exceeds, universe, counters);
+    Result<std::unique_ptr<loadgen::ExceedsLoad>> e =
+        loadgen::ExceedsLoad::Create(*options->exceeds, universe, counters);
     if (!e.ok()) return Fail(ctx, e.status());
     exceeds = std::move(*e);
     if (exceeds->ready_partitions() == 0) {
-      std::fprintf(ctx.err, "loadgen: the node reports no ready partition yet: expect reason 1 (failed) until it is ready\n");
+      std::fprintf(ctx.err,
+                   "loadgen: the node reports no ready partition yet: expect reason 1 (failed) until it is ready\n");
     }
   }
   const std::string tenants = universe.tenants() == 1

@@ -107,7 +107,8 @@ TEST(LoadgenOptionsTest, ModesAndTheirFlags) {
   EXPECT_THAT(Error({{"brokers", "b:1"}, {"new-fraction", "0.5"}}),
               HasSubstr("--new-fraction: only for the ExceedsLimits load"));
   EXPECT_THAT(Error({{"mode", "both"}, {"grpc", "n:1"}}), HasSubstr("needs --brokers"));
-  EXPECT_THAT(Error({{"mode", "exceeds"}, {"brokers", "b:1"}, {"grpc", "n:1"}}), HasSubstr("--brokers: --mode exceeds"));
+  EXPECT_THAT(Error({{"mode", "exceeds"}, {"brokers", "b:1"}, {"grpc", "n:1"}}),
+              HasSubstr("--brokers: --mode exceeds"));
   EXPECT_THAT(Error({{"brokers", ""}}), HasSubstr("--brokers: the produce load needs the brokers"));
   Result<LoadgenOptions> both = ParseLoadgenOptions({{"brokers", "b:1"}, {"grpc", "n:1"}}, nullptr);
   ASSERT_TRUE(both.ok());

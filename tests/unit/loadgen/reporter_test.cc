@@ -99,10 +99,12 @@ TEST(ReporterTest, JsonLinesAndSummary) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
             R"({"t_s":1,"interval_s":1,"exceeds_limits":{"requests":10,"errors":1,"streams":1000,"accepted":95,)"
-            R"("rejected":{"failed":0,"max_streams":900,"rate_limited":5,"other":0},)"  // p50: 1004 µs is in [992, 1007]
+            // p50: the 5th of 1000..1009 µs, 1004, is in the bucket [992, 1007].
+            R"("rejected":{"failed":0,"max_streams":900,"rate_limited":5,"other":0},)"
             R"("latency_ms":{"p50":1.007,"p99":1.009,"max":1.009}}})");
   EXPECT_THAT(lines[1], HasSubstr(R"({"summary":true,"duration_s":1,"ended_by":"duration","exceeds_limits":)"));
-  EXPECT_THAT(lines[1], HasSubstr(R"("errors":[{"kind":"ExceedsLimits UNAVAILABLE","count":1,"first":"connection refused"}])"));
+  EXPECT_THAT(lines[1],
+              HasSubstr(R"("errors":[{"kind":"ExceedsLimits UNAVAILABLE","count":1,"first":"connection refused"}])"));
 }
 
 }  // namespace

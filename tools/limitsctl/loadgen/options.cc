@@ -188,14 +188,17 @@ Result<LoadgenOptions> ParseLoadgenOptions(const Flags& flags, const config::Con
   bool produce = Get(flags, "brokers") != nullptr;
   bool exceeds = Get(flags, "grpc") != nullptr;
   if (const std::string* mode = Get(flags, "mode")) {
-    if (*mode != "produce" && *mode != "exceeds" && *mode != "both") return Bad("mode", "produce, exceeds or both", *mode);
+    if (*mode != "produce" && *mode != "exceeds" && *mode != "both") {
+      return Bad("mode", "produce, exceeds or both", *mode);
+    }
     produce = *mode != "exceeds";
     exceeds = *mode != "produce";
     if (produce && Get(flags, "brokers") == nullptr && config == nullptr) {
       return Status::InvalidArgument("--mode " + *mode + ": the produce load needs --brokers (or limitsctl --config)");
     }
     if (exceeds && Get(flags, "grpc") == nullptr && config == nullptr) {
-      return Status::InvalidArgument("--mode " + *mode + ": the ExceedsLimits load needs --grpc (or limitsctl --config)");
+      return Status::InvalidArgument("--mode " + *mode +
+                                     ": the ExceedsLimits load needs --grpc (or limitsctl --config)");
     }
     if (!produce && Get(flags, "brokers")) return Status::InvalidArgument("--brokers: --mode exceeds produces nothing");
     if (!exceeds && Get(flags, "grpc")) return Status::InvalidArgument("--grpc: --mode produce sends no requests");

@@ -17,7 +17,8 @@ uint64_t Pacer::DueBy(Clock::time_point t) const {
   const int64_t elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(t - start_).count();
   // The estimate from the rate, then corrected against DueAt itself, so that the two can never
   // disagree by a rounding step: exactly the k with DueAt(k) <= t count.
-  auto n = static_cast<uint64_t>(std::floor(static_cast<long double>(elapsed) * static_cast<long double>(rate_) / 1e9L)) + 1;
+  const long double estimate = static_cast<long double>(elapsed) * static_cast<long double>(rate_) / 1e9L;
+  auto n = static_cast<uint64_t>(std::floor(estimate)) + 1;
   while (DueAt(n) <= t) ++n;
   while (n > 1 && DueAt(n - 1) > t) --n;
   return n;

@@ -42,7 +42,10 @@ class ProduceLoad::DeliveryReports final : public RdKafka::DeliveryReportCb {
 };
 
 ProduceLoad::ProduceLoad(const ProduceOptions& options, const Universe& universe, LoadCounters& counters)
-    : options_(options), universe_(universe), counters_(counters), reports_(std::make_unique<DeliveryReports>(counters)) {}
+    : options_(options),
+      universe_(universe),
+      counters_(counters),
+      reports_(std::make_unique<DeliveryReports>(counters)) {}
 
 ProduceLoad::~ProduceLoad() = default;
 

@@ -51,7 +51,8 @@ void Reporter::Header() {
   std::string h = "   TIME";
   if (shown_.produce) h += "  PRODUCED/S  DELIVERED/S  DELIVERY_FAILED";
   if (shown_.exceeds) {
-    h += "  REQUESTS/S  ERRORS  STREAMS/S  ACCEPTED/S  REJECTED/S: 1_FAILED  2_MAX_STREAMS  3_RATE_LIMITED  P50_MS  P99_MS";
+    h += "  REQUESTS/S  ERRORS  STREAMS/S  ACCEPTED/S";
+    h += "  REJECTED/S: 1_FAILED  2_MAX_STREAMS  3_RATE_LIMITED  P50_MS  P99_MS";
   }
   if (shown_.updates) h += "  UPDATES/S  U_ERRORS  U_P99_MS";
   std::fprintf(out_, "%s\n", h.c_str());
@@ -102,7 +103,8 @@ void Reporter::Line(Clock::time_point now) {
     std::snprintf(buf, sizeof buf, std::abs(at - std::round(at)) < 0.05 ? "%6.0fs" : "%6.1fs", at);
     line += buf;
     if (shown_.produce) {
-      std::snprintf(buf, sizeof buf, "  %10llu  %11llu  %15llu", rate(t.queued - p.queued), rate(t.delivered - p.delivered),
+      std::snprintf(buf, sizeof buf, "  %10llu  %11llu  %15llu", rate(t.queued - p.queued),
+                    rate(t.delivered - p.delivered),
                     static_cast<unsigned long long>(t.failed - p.failed));
       line += buf;
     }
@@ -110,7 +112,8 @@ void Reporter::Line(Clock::time_point now) {
       // Other reasons (not 1-3) are rare enough to show only in the summary and in --json.
       std::snprintf(buf, sizeof buf, "  %10llu  %6llu  %9llu  %10llu  %20llu  %13llu  %14llu  %6.2f  %6.2f",
                     rate(t.requests - p.requests), static_cast<unsigned long long>(t.request_errors - p.request_errors),
-                    rate(streams), rate(streams - rejected_all), rate(rejected[1]), rate(rejected[2]), rate(rejected[3]),
+                    rate(streams), rate(streams - rejected_all), rate(rejected[1]), rate(rejected[2]),
+                    rate(rejected[3]),
                     Ms(exceeds_interval_.Percentile(0.5)), Ms(exceeds_interval_.Percentile(0.99)));
       line += buf;
     }
@@ -174,12 +177,14 @@ void Reporter::Summary(Clock::time_point now, uint64_t undelivered, std::string_
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   std::fprintf(out_, "summary: %.1f s (ended by %.*s)\n", secs, static_cast<int>(ended_by.size()), ended_by.data());
   if (shown_.produce) {
-    std::fprintf(out_, "  produce:       %llu records (%.0f/s), delivered %llu, delivery failed %llu, undelivered %llu\n",
+    std::fprintf(out_,
+                 "  produce:       %llu records (%.0f/s), delivered %llu, delivery failed %llu, undelivered %llu\n",
                  u(t.queued), PerSecond(t.queued, secs), u(t.delivered), u(t.failed), u(undelivered));
   }
   if (shown_.exceeds) {
     std::fprintf(out_,
-                 "  ExceedsLimits: %llu requests (%.0f/s), %llu errors; %llu streams (%.0f/s): accepted %llu, rejected: "
+                 "  ExceedsLimits: %llu requests (%.0f/s), %llu errors; %llu streams (%.0f/s): accepted %llu, "
+                 "rejected: "
                  "%llu failed (1), %llu max streams (2), %llu rate limited (3)",
                  u(t.requests), PerSecond(t.requests, secs), u(t.request_errors), u(t.streams),
                  PerSecond(t.streams, secs), u(t.streams - rejected_all), u(t.rejected[1]), u(t.rejected[2]),
@@ -190,7 +195,8 @@ void Reporter::Summary(Clock::time_point now, uint64_t undelivered, std::string_
                  Ms(exceeds_total_.Percentile(0.99)), Ms(exceeds_total_.max()));
   }
   if (shown_.updates) {
-    std::fprintf(out_, "  UpdateRates:   %llu requests (%.0f/s), %llu errors; latency ms: p50 %.2f  p99 %.2f  max %.2f\n",
+    std::fprintf(out_,
+                 "  UpdateRates:   %llu requests (%.0f/s), %llu errors; latency ms: p50 %.2f  p99 %.2f  max %.2f\n",
                  u(t.updates), PerSecond(t.updates, secs), u(t.update_errors), Ms(update_total_.Percentile(0.5)),
                  Ms(update_total_.Percentile(0.99)), Ms(update_total_.max()));
   }
