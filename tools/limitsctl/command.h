@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "config/config.h"
 #include "storage/db.h"
 
 namespace limits::ctl {
@@ -29,6 +30,7 @@ struct Context {
   uint32_t active_window_s = 7200;
   uint32_t rate_window_s = 300;
   int32_t num_partitions = 0;  // from --config; 0: derived from what is on disk
+  const config::Config* config = nullptr;  // --config, when given (loadgen takes Kafka and gRPC from it)
   FILE* out = stdout;
   FILE* err = stderr;
 
@@ -66,6 +68,7 @@ struct Command {
   std::vector<std::string_view> flags;  // options taking a value
   size_t positional = 0;                // how many positional arguments it requires
   bool writes = false;                  // needs the node stopped
+  bool opens_db = true;                 // false: works on a live node's Kafka and gRPC, not its database
   int (*run)(Context& ctx, const Args& args) = nullptr;
 };
 

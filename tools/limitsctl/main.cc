@@ -1,6 +1,6 @@
-// limitsctl: inspect, verify and compact a limitsd node's database, in limitsd's terms.
-// Read commands work beside a running node (RocksDB secondary instance); write commands
-// refuse to run while a node holds the database.
+// limitsctl: inspect, verify and compact a limitsd node's database, in limitsd's terms, and
+// generate load against a node (loadgen). Read commands work beside a running node (RocksDB
+// secondary instance); write commands refuse to run while a node holds the database.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -26,8 +26,9 @@ constexpr char kGlobalHelp[] =
     "Global options (anywhere on the line; every option also as --option=value):\n"
     "  --db PATH             the node's database directory (store.path; default \"data\")\n"
     "  --config FILE         take store.path, windows.active, windows.rate and kafka.num_partitions\n"
-    "                        from the node's configuration\n"
-    "  --json                machine-readable output (read commands)\n"
+    "                        from the node's configuration (loadgen: its topic, brokers, librdkafka\n"
+    "                        properties and gRPC address)\n"
+    "  --json                machine-readable output (read commands; loadgen: one object per line)\n"
     "  --now TIME            judge the active window at TIME: unix seconds or 2026-12-02T15:04:05Z\n"
     "                        (default: now)\n"
     "  --active-window DUR   the active window, e.g. 2h (default: windows.active, else 2h)\n"
@@ -35,7 +36,8 @@ constexpr char kGlobalHelp[] =
     "Exit codes: 0 ok, 1 failed (verify: problems found), 2 usage error.\n";
 
 void PrintHelp(FILE* out) {
-  std::fprintf(out, "limitsctl - inspect, verify and compact a limitsd node's database.\n\n%s\nCommands:\n", kUsage);
+  std::fprintf(out, "limitsctl - inspect, verify and compact a limitsd node's database; load a node.\n\n%s\nCommands:\n",
+               kUsage);
   for (const Command* c : Commands()) {
     std::fprintf(out, "  %-16.*s %.*s%s\n", static_cast<int>(c->name.size()), c->name.data(),
                  static_cast<int>(c->summary.size()), c->summary.data(), c->writes ? " [node stopped]" : "");
@@ -47,8 +49,9 @@ void PrintCommandHelp(const Command& c, FILE* out) {
   std::fprintf(out, "Usage: limitsctl [global options] %.*s\n\n%.*s\n%.*s\n%s\n%s", static_cast<int>(c.synopsis.size()),
                c.synopsis.data(), static_cast<int>(c.summary.size()), c.summary.data(), static_cast<int>(c.help.size()),
                c.help.data(),
-               c.writes ? "Needs exclusive access: refuses to run while a node holds the database.\n"
-                        : "Safe while the node runs (reads through a RocksDB secondary instance).\n",
+               !c.opens_db ? ""
+               : c.writes  ? "Needs exclusive access: refuses to run while a node holds the database.\n"
+                           : "Safe while the node runs (reads through a RocksDB secondary instance).\n",
                kGlobalHelp);
 }
 
@@ -132,9 +135,11 @@ int main(int argc, char** argv) {
   }
 
   ctx.db_path = config::kDefaultStorePath;
+  std::optional<config::Config> loaded;
   if (!config_path.empty()) {
     Result<config::Config> cfg = config::LoadConfig(config_path);
     if (!cfg.ok()) return Fail(ctx, cfg.status());
+    ctx.config = &loaded.emplace(*cfg);
     ctx.db_path = cfg->store.path;
     ctx.active_window_s = static_cast<uint32_t>(cfg->windows.active.count() / 1000);
     ctx.rate_window_s = static_cast<uint32_t>(cfg->windows.rate.count() / 1000);
