@@ -72,7 +72,7 @@ std::unique_ptr<PartitionLifecycler::Job> PartitionLifecycler::MakeJob(int32_t p
       .partition = partition,
       .checkpoint = store_.CheckpointOf(partition),
       .has_data = std::find(on_disk.begin(), on_disk.end(), partition) != on_disk.end(),
-      .cutoff_ms = now - int64_t{options_.windows.active_s} * 1000,
+      .cutoff_ms = std::max<int64_t>(0, now - int64_t{options_.windows.active_s} * 1000),
       .started_ms = now,
       .trust_time_index_none = time_index_works_.load(std::memory_order_relaxed),
   };

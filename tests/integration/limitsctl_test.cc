@@ -209,13 +209,17 @@ TEST_F(LimitsctlTest, VerifyCatchesACorruptRowAndAMissingCheckpoint) {
     storage::WriteBatch batch(**db);
     batch.PutRow(1, storage::EncodeStreamKey("tenant-a", 77), "\x07garbage-row");
     ASSERT_TRUE((*db)->Write(batch).ok());
-    ASSERT_TRUE((*db)->CreatePartition(3).ok());  // data with no checkpoint
+    ASSERT_TRUE((*db)->CreatePartition(3).ok());
+    storage::WriteBatch orphan(**db);
+    orphan.PutRow(3, storage::EncodeStreamKey("tenant-a", 3), "x");  // data with no checkpoint
+    ASSERT_TRUE((*db)->Write(orphan).ok());
+    ASSERT_TRUE((*db)->CreatePartition(2).ok());  // empty, no checkpoint: a partition being created, fine
   }
   RunResult r = Ctl({"--now", kNow, "verify"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.out, HasSubstr("problem: p00001: row 0x0874656e616e742d61000000000000004d: stream row has unknown tag 7"));
   EXPECT_THAT(r.out, HasSubstr("problem: p00003: column family without a checkpoint"));
-  EXPECT_THAT(r.out, HasSubstr("verify: 2 problem(s)"));
+  EXPECT_THAT(r.out, HasSubstr("verify: 3 problem(s)"));  // p00003's row is also undecodable
   RunResult j = Ctl({"--now", kNow, "--json", "verify"});
   EXPECT_EQ(j.exit_code, 1);
   EXPECT_THAT(j.out, HasSubstr("\"ok\": false"));

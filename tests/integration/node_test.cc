@@ -386,6 +386,32 @@ TEST_F(NodeTest, Item10_AControlRecordAtTheEndDoesNotKeepAPartitionReplaying) {
   }
 }
 
+// Item 12: limitsctl verify passes on every state a healthy node produces: fresh (nothing
+// produced yet), after a replay, after a revocation, live beside the node and stopped.
+TEST_F(NodeTest, Item12_VerifyPassesOnEveryStateOfAHealthyNode) {
+  auto verify = [&](const std::string& name, const std::string& when) {
+    testing::RunResult r = testing::RunProgram({LIMITSCTL, "--db", dir_.Sub(name) + "/db", "verify"});
+    EXPECT_EQ(r.exit_code, 0) << when << ": " << r.out << r.err;
+  };
+  auto a = Start("a");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
+  verify("a", "fresh, live");
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  ASSERT_TRUE(WaitFor([&] { return Streams(*a, "t", all_) == 40; }, 30s));
+  auto b = Start("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor([&] { return !ReadyPartitions(*b).empty() && AssignedPartitions(*a).size() < kPartitions; }, 90s));
+  verify("a", "after a revocation, live");
+  verify("b", "after a replay, live");
+  b->Stop();
+  a->Stop();
+  verify("a", "stopped");
+  verify("b", "stopped");
+}
+
 // 8. A corrupt record is counted, skipped, and consumption continues past it.
 TEST_F(NodeTest, CorruptRecordsAreCountedAndSkipped) {
   const int64_t now = NowMs();

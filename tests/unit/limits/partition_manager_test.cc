@@ -87,6 +87,21 @@ TEST(PartitionManagerTest, ReadinessWaitsForEveryAssignedPartitionOrForWaitAssig
   EXPECT_EQ(r.reason, "ready: 2 partitions");
 }
 
+// Issue 8, item 17: "ready with nothing assigned" is for a node that never got partitions;
+// one whose assignment was lost or revoked is not ready until it gets partitions again.
+TEST(PartitionManagerTest, Item17_NothingAssignedAfterALostAssignmentIsNotReady) {
+  testing::FakeClock clock;
+  PartitionManager pm(clock, 30s);
+  const int64_t g = pm.Assign(0);
+  pm.SetReady(0, g, 0, false);
+  EXPECT_TRUE(pm.CheckReadiness().ready);
+  pm.Revoke(0);  // lost
+  clock.Advance(60s);
+  Readiness r = pm.CheckReadiness();
+  EXPECT_FALSE(r.ready);
+  EXPECT_THAT(r.reason, HasSubstr("no partitions assigned (the assignment was revoked or lost)"));
+}
+
 TEST(RecordFilterTest, ReadyPartitionsSkipOnlyTheirOwnInstancesRecords) {
   using S = PartitionState;
   // Replaying: everything is applied, own records included.
