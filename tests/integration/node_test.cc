@@ -11,6 +11,7 @@
 
 #include <set>
 
+#include "kafka/record_codec.h"
 #include "node/node.h"
 #include "testing/http_client.h"
 #include "testing/limitsd_process.h"
@@ -410,6 +411,23 @@ TEST_F(NodeTest, Item12_VerifyPassesOnEveryStateOfAHealthyNode) {
   a->Stop();
   verify("a", "stopped");
   verify("b", "stopped");
+}
+
+// Item 5: a record on a partition other than its hash's is counted as misrouted and not
+// applied, so no stream is counted twice (once where it arrived, once where ExceedsLimits looks).
+TEST_F(NodeTest, Item5_RecordsOnTheWrongPartitionAreCountedNotApplied) {
+  const int64_t now = NowMs();
+  kafka_.Produce("t", HashIn(1, 7), now);                                            // where it belongs
+  kafka_.ProduceRaw(2, kafka::EncodeRecordValue("zone-x", "t", HashIn(1, 7), 100, ""), now);  // misrouted copy
+  kafka_.ProduceRaw(3, kafka::EncodeRecordValue("zone-x", "t", HashIn(1, 8), 100, ""), now);  // misrouted only
+  kafka_.Flush();
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  ASSERT_TRUE(WaitFor([&] { return node->consumer().stats().misrouted.load() == 2; }, 10s));
+  EXPECT_EQ(Streams(*node, "t", all_), 1u);
+  EXPECT_EQ(Streams(*node, "t", PartitionSet{1}), 1u);
+  EXPECT_NE(HttpGet(node->http_port(), "/metrics").body.find("limitsd_records_misrouted_total 2"), std::string::npos);
 }
 
 // 8. A corrupt record is counted, skipped, and consumption continues past it.
