@@ -128,6 +128,10 @@ struct WindowsConfig {
 struct ServerConfig {
   std::string grpc_listen = kDefaultGrpcListen;  // host:port of the IngestLimits gRPC service
   std::string http_listen = kDefaultHttpListen;  // host:port of /metrics, /ready, /live, usage
+  // Once ready, /ready stays 200 through later rebalances (Loki's semantics: a rebalance never
+  // takes a whole zone out of its Service at once). /partitions and the
+  // limitsd_partitions_not_ready gauge keep the truth. A failed store is never latched.
+  bool latch_readiness = true;
 };
 
 struct LogConfig {
@@ -148,6 +152,9 @@ struct LimitsConfig {
   // Distinct ingestion policies one tenant may use on a node; streams of a new policy beyond
   // it are rejected (reason 4) for that tenant only.
   int64_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant;
+  // Reject a tenant's streams with reason 3 once its ingestion rate and burst are used up on
+  // this node. Off as in Loki, whose distributors enforce the rate earlier in the push.
+  bool enforce_rate = false;
 };
 
 struct MetricsConfig {

@@ -534,6 +534,7 @@ void ReadConfig(Reader& root, Config* c) {
   Reader server = root.Sub("server");
   server.String("grpc_listen", &c->server.grpc_listen);
   server.String("http_listen", &c->server.http_listen);
+  server.Bool("latch_readiness", &c->server.latch_readiness);
   server.Finish();
 
   Reader log = root.Sub("log");
@@ -549,6 +550,7 @@ void ReadConfig(Reader& root, Config* c) {
   Reader tenants = limits.Sub("tenants");
   ReadTenants(tenants, &c->limits.tenants);
   limits.Integer("max_policies_per_tenant", 1, 65535, &c->limits.max_policies_per_tenant);
+  limits.Bool("enforce_rate", &c->limits.enforce_rate);
   limits.Finish();
 
   Reader metrics = root.Sub("metrics");

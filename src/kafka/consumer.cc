@@ -58,8 +58,9 @@ Consumer::Consumer(Options options, UsageStore& store, PartitionManager& manager
                .Help("The estimated consumption lag in seconds, measured as the difference between the current "
                      "time and the timestamp of the record.")
                .Register(registry)
+               // Loki's prometheus.ExponentialBuckets(0.125, 2, 18).
                .Add({}, prometheus::Histogram::BucketBoundaries{0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256,
-                                                                512, 1024, 2048, 4096})),
+                                                                512, 1024, 2048, 4096, 8192, 16384})),
       replay_duration_(prometheus::BuildHistogram()
                            .Name("limitsd_replay_duration_seconds")
                            .Help("Time from a partition's plan to its replay being complete.")

@@ -65,6 +65,7 @@ StreamProducer::~StreamProducer() {
 
 void StreamProducer::Produce(const std::string& tenant, uint64_t stream_hash, uint64_t total_size,
                              const std::string& policy) {
+  stats_.attempted.fetch_add(1, std::memory_order_relaxed);
   std::string value = EncodeRecordValue(options_.zone, tenant, stream_hash, total_size, policy);
   const auto partition = static_cast<int32_t>(stream_hash % static_cast<uint64_t>(options_.num_partitions));
   RdKafka::Headers* headers = RdKafka::Headers::create();

@@ -22,6 +22,7 @@
 namespace limits::kafka {
 
 struct ProducerStats {
+  std::atomic<uint64_t> attempted{0};       // records handed to librdkafka (Loki's "produced")
   std::atomic<uint64_t> produced{0};        // delivered
   std::atomic<uint64_t> failed{0};          // delivery failed, or rejected by a full queue
 };

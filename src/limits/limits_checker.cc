@@ -79,7 +79,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   const double share = static_cast<double>(serving->Count()) / options_.num_partitions;
   const double rate = limits.ingestion_rate_mb * kMiB * share;
   const double burst = limits.ingestion_burst_size_mb * kMiB;
-  if (!rates_.TryTake(tenant, bytes, rate, burst, clock_.NowMillis())) {
+  if (options_.enforce_rate && !rates_.TryTake(tenant, bytes, rate, burst, clock_.NowMillis())) {
     for (const StreamUpdate& s : served) rejected->push_back({s.stream_hash, kReasonRateLimited});
     rejected_[kReasonRateLimited]->Increment(static_cast<double>(served.size()));
     return Status::OK();
@@ -88,7 +88,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   UpdateCondResult result;
   Status st = store_.UpdateCond(tenant, served, limits, *serving, &result);
   if (!st.ok()) {
-    rates_.Refund(tenant, bytes, burst);
+    if (options_.enforce_rate) rates_.Refund(tenant, bytes, burst);
     if (st.IsInvalidArgument()) return st;
     return st.code() == StatusCode::kFailedPrecondition ? Status::Unavailable(st.message()) : st;
   }
@@ -115,7 +115,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
         break;
     }
   }
-  if (refund > 0) rates_.Refund(tenant, refund, burst);
+  if (refund > 0 && options_.enforce_rate) rates_.Refund(tenant, refund, burst);
   rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
   rejected_[kReasonTooManyPolicies]->Increment(static_cast<double>(too_many_policies));
   ingested_bytes_.Add(tenant, accepted_bytes);

@@ -39,6 +39,9 @@ class LimitsChecker {
   struct Options {
     int32_t num_partitions = 64;
     size_t max_streams_per_request = 100'000;  // more is a bad request
+    // Reject a tenant's push beyond its ingestion rate and burst (reason 3). Off by default,
+    // as in Loki, whose distributors rate-limit earlier in the push.
+    bool enforce_rate = false;
   };
 
   // All references must outlive the checker.

@@ -4,10 +4,11 @@
 
 namespace limits {
 
-PartitionManager::PartitionManager(const Clock& clock, std::chrono::milliseconds wait_assign)
+PartitionManager::PartitionManager(const Clock& clock, std::chrono::milliseconds wait_assign, bool latch_readiness)
     : clock_(clock),
       started_ms_(clock.NowMillis()),
       wait_assign_ms_(wait_assign.count()),
+      latch_readiness_(latch_readiness),
       serving_(std::make_shared<const PartitionSet>()) {}
 
 int64_t PartitionManager::Assign(int32_t partition) {
@@ -133,6 +134,11 @@ Readiness PartitionManager::CheckReadiness() const {
     }
   }
   if (not_ready == 0) return {true, "ready: " + std::to_string(partitions_.size()) + " partitions"};
+  if (latch_readiness_ && ever_ready_) {
+    return {true, "ready (latched since the first ready; now " + std::to_string(not_ready) + " of " +
+                      std::to_string(partitions_.size()) + " assigned partitions not ready: " + detail +
+                      (not_ready > 5 ? ", ...)" : ")")};
+  }
   return {false, std::to_string(not_ready) + " of " + std::to_string(partitions_.size()) +
                      " assigned partitions not ready: " + detail + (not_ready > 5 ? ", ..." : "")};
 }
@@ -147,6 +153,7 @@ void PartitionManager::RebuildServingLocked() {
   for (const auto& [p, info] : partitions_) {
     if (info.state == PartitionState::kReady) serving->Add(p);
   }
+  if (!partitions_.empty() && serving->Count() == partitions_.size()) ever_ready_ = true;
   serving_.store(std::move(serving));
 }
 

@@ -52,7 +52,10 @@ struct Readiness {
 
 class PartitionManager {
  public:
-  PartitionManager(const Clock& clock, std::chrono::milliseconds wait_assign);
+  // latch_readiness: once every assigned partition has been ready, later rebalances do not
+  // make the node unready (Loki's semantics: a rebalance never takes a whole zone out of its
+  // Service at once) — unless nothing at all is assigned any more.
+  PartitionManager(const Clock& clock, std::chrono::milliseconds wait_assign, bool latch_readiness = false);
 
   // --- consumer thread -----------------------------------------------------------------
   // A new assignment: pending, with a fresh generation (returned) that tells late lifecycle
@@ -75,8 +78,10 @@ class PartitionManager {
   std::vector<PartitionInfo> Snapshot() const;
   // Ready when every assigned partition is. With nothing assigned: ready once wait_assign
   // has passed, but only if no partition was ever assigned (a node whose assignment was lost
-  // or revoked is not ready until it gets partitions again).
+  // or revoked is not ready until it gets partitions again). With latch_readiness, a node
+  // that has been ready stays ready while it holds partitions (the reason says "latched").
   Readiness CheckReadiness() const;
+
   // Records/s of the most recently finished replay; 0 before any (for ETAs).
   double LastReplayRate() const { return last_replay_rate_.load(std::memory_order_relaxed); }
   // Whether any assignment happened, or wait_assign passed since start.
@@ -88,6 +93,7 @@ class PartitionManager {
   const Clock& clock_;
   const int64_t started_ms_;
   const int64_t wait_assign_ms_;
+  const bool latch_readiness_;
   mutable std::mutex mu_;
   std::map<int32_t, PartitionInfo> partitions_;  // GUARDED_BY(mu_)
   // Read on every request without mu_: replaced whole, under mu_, when a state changes.
@@ -95,6 +101,7 @@ class PartitionManager {
   std::atomic<double> last_replay_rate_{0};
   int64_t next_generation_ = 1;                  // GUARDED_BY(mu_)
   bool ever_assigned_ = false;                   // GUARDED_BY(mu_)
+  bool ever_ready_ = false;                      // every assigned partition was ready once; GUARDED_BY(mu_)
 };
 
 }  // namespace limits

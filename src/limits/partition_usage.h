@@ -58,7 +58,7 @@ class PartitionUsage {
   // Erases the tenant's streams if there are none left (e.g. every new stream was rejected).
   void EraseIfEmpty(TenantId id) {
     auto it = tenants_.find(id);
-    if (it == tenants_.end() || it->second->size() > 0 || it->second->HasPendingWrites() ||
+    if (it == tenants_.end() || !it->second->empty() || it->second->HasPendingWrites() ||
         it->second->queued_for_flush) {
       return;
     }
@@ -93,7 +93,7 @@ class PartitionUsage {
       ts.queued_for_flush = false;
       ts.DrainWrites([&](uint64_t hash, const StreamEntry& e) { put(ts, hash, e); },
                      [&](uint64_t hash) { del(ts, hash); });
-      if (ts.size() == 0) Erase(it);
+      if (ts.empty()) Erase(it);
     }
     dirty_tenants_.clear();
     if (checkpoint_dirty_) checkpoint();

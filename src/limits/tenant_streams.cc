@@ -169,13 +169,35 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
   // Keep the counters consistent with the streams that remain.
   for (Group& g : groups_) g.counter.Active(cutoff_s);
   ReleaseEmptyGroups();
-  if (streams_.empty()) {
+  // Rate keys live as long as their rate window; the cutoff's "now" is cutoff + active.
+  const int64_t rate_cutoff = cutoff_s + windows_.active_s - windows_.rate_s;
+  for (auto it = rate_keys_.begin(); it != rate_keys_.end();) {
+    if (static_cast<int64_t>(it->second.last_s) >= rate_cutoff) {
+      ++it;
+      continue;
+    }
+    free_rate_slots_.push_back(it->second.rate_slot);
+    rate_keys_.erase(it++);
+  }
+  if (empty()) {
     rate_slab_.clear();
     rate_slab_.shrink_to_fit();
     free_rate_slots_.clear();
     free_rate_slots_.shrink_to_fit();
   }
   return evicted;
+}
+
+RateSum TenantStreams::ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes) {
+  auto [it, created] = rate_keys_.try_emplace(hash);
+  RateKey& k = it->second;
+  if (created) k.rate_slot = AllocRateSlot();
+  k.last_s = std::max(k.last_s, now_s);
+  if (bytes > 0) {
+    RateRing<uint32_t>::Add(RateSlot(k.rate_slot), n_, windows_.bucket_s, now_s, bytes);
+    RateRing<uint64_t>::Add(tenant_rate_.data(), n_, windows_.bucket_s, now_s, bytes);
+  }
+  return RateRing<uint32_t>::Sum(RateSlot(k.rate_slot), n_, windows_.bucket_s, windows_.rate_s, now_s);
 }
 
 RateSum TenantStreams::StreamRate(const StreamEntry& e, int64_t now_s) const {

@@ -47,6 +47,8 @@ class TenantStreams {
 
   const std::string& tenant() const { return tenant_; }
   size_t size() const { return streams_.size(); }
+  // No streams and no rate keys: nothing to keep.
+  bool empty() const { return streams_.empty() && rate_keys_.empty(); }
 
   // The id of ingestion policy `name` ("" = none) for Observe/Restore, taking a new one from
   // the tenant's table when the policy is new here; nullopt when the tenant already uses as
@@ -85,6 +87,13 @@ class TenantStreams {
 
   // Removes streams last seen before `cutoff_s`, queueing their deletion; returns how many.
   size_t EvictBefore(int64_t cutoff_s);
+
+  // Rates of hashes that are not streams (UpdateRates callers send segmentation keys, as
+  // Loki's store answers them): records `bytes` at now_s and returns the key's rate window.
+  // In memory only, never counted by limits, forgotten once its buckets leave the rate
+  // window (EvictBefore). Its bytes count in the tenant's rate.
+  RateSum ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes);
+  size_t rate_keys() const { return rate_keys_.size(); }
 
   // Bytes over the rate window of one stream, and of the whole tenant in this partition.
   RateSum StreamRate(const StreamEntry& e, int64_t now_s) const;
@@ -137,6 +146,11 @@ class TenantStreams {
   NameTable& policies_;
   absl::flat_hash_map<uint64_t, StreamEntry> streams_;
   std::vector<Group> groups_;  // a tenant uses few policies
+  struct RateKey {
+    uint32_t last_s = 0;  // last update
+    uint32_t rate_slot = 0;
+  };
+  absl::flat_hash_map<uint64_t, RateKey> rate_keys_;
   std::vector<uint32_t> rate_slab_;
   std::vector<uint32_t> free_rate_slots_;
   std::vector<uint64_t> tenant_rate_;  // RateRing<uint64_t> of the whole tenant

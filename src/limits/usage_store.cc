@@ -488,27 +488,31 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
     return Status::InvalidArgument("tenant must be 1 to " + std::to_string(storage::kMaxTenantLength) + " bytes");
   }
   RETURN_IF_ERROR(CheckHealthy());
-  if (!directory_.Find(tenant)) return Status::OK();  // no stream of this tenant here
   const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
-  bool changed = false;
+  auto rate_of = [&](const RateSum& sum) {
+    return sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
+  };
   for (const StreamUpdate& s : streams) {
     const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
     if (!serving.Contains(p)) continue;
     PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
     std::lock_guard lock(pu.mu());
     TenantId tid = 0;
-    TenantStreams* ts = pu.Find(tenant, &tid);
-    StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
-    if (e == nullptr || static_cast<int64_t>(e->last_seen_s) < cutoff) continue;
-    StreamEntry& entry = ts->Observe(s.stream_hash, e->policy, static_cast<uint32_t>(now_s), s.bytes);
-    pu.QueueForFlush(tid, *ts);
-    changed = true;
-    const RateSum sum = ts->StreamRate(entry, now_s);
-    const uint64_t rate = sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
-    out->push_back({s.stream_hash, rate});
+    TenantStreams* ts = pu.FindOrCreate(tenant, &tid);
+    if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
+    StreamEntry* e = ts->Find(s.stream_hash);
+    if (e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff) {
+      // A stream: its row carries the rate; persisted with the next flush.
+      StreamEntry& entry = ts->Observe(s.stream_hash, e->policy, static_cast<uint32_t>(now_s), s.bytes);
+      pu.QueueForFlush(tid, *ts);
+      out->push_back({s.stream_hash, rate_of(ts->StreamRate(entry, now_s))});
+    } else {
+      // Not a stream (a segmentation key, or a stream this node does not count): a rate only.
+      out->push_back({s.stream_hash, rate_of(ts->ObserveRateKey(s.stream_hash, static_cast<uint32_t>(now_s), s.bytes))});
+    }
   }
-  return changed ? Flush() : Status::OK();
+  return Status::OK();
 }
 
 // --- partitions --------------------------------------------------------------------------
@@ -532,17 +536,19 @@ Result<uint64_t> UsageStore::EvictExpired(int32_t partition, TenantCounts* by_te
   RETURN_IF_ERROR(CheckHealthy());
   const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
   uint64_t evicted = 0;
+  bool queued = false;
   {
     std::lock_guard lock(pu->mu());
     pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
       const size_t n = ts.EvictBefore(cutoff);
-      if (n == 0) return;
-      pu->QueueForFlush(tid, ts);
+      if (n == 0 && !ts.empty()) return;
+      pu->QueueForFlush(tid, ts);  // also lets the flush forget a tenant left with nothing
+      queued = true;
       evicted += n;
-      if (by_tenant) (*by_tenant)[ts.tenant()] += n;
+      if (n > 0 && by_tenant) (*by_tenant)[ts.tenant()] += n;
     });
   }
-  if (evicted > 0) RETURN_IF_ERROR(Flush());
+  if (queued) RETURN_IF_ERROR(Flush());
   return evicted;
 }
 

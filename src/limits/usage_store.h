@@ -161,10 +161,13 @@ class UsageStore {
   Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
                     const PartitionSet& serving, UpdateCondResult* out);
 
-  // Records each stream's bytes in its rate buckets (and refreshes its last-seen time), then
-  // returns its rate: bytes/s over the populated buckets of the rate window. Only streams the
-  // node knows and that are active are updated: UpdateRates never creates a stream (that is
-  // ExceedsLimits' admission). Streams of partitions not in `serving` are skipped.
+  // Loki's UpdateRates: records each hash's bytes in its rate buckets and returns its rate,
+  // bytes/s over the populated buckets of the rate window, for every hash of a served
+  // partition. A known active stream is refreshed and its row carries the rate (persisted by
+  // the next flush, not before returning); any other hash (callers send segmentation keys)
+  // gets a rate entry in memory that limits never count — UpdateRates never creates a
+  // stream, which is ExceedsLimits' admission. Hashes of partitions not in `serving` are
+  // skipped.
   struct StreamRate {
     uint64_t stream_hash = 0;
     uint64_t bytes_per_s = 0;

@@ -35,6 +35,16 @@ void AddCounter(MetricFamily& f, double value, std::vector<ClientMetric::Label> 
 
 double Load(const std::atomic<uint64_t>& v) { return static_cast<double>(v.load(std::memory_order_relaxed)); }
 
+// Loki's loki_ingest_limits_partitions values: 0 unknown, 1 pending, 2 replaying, 3 ready.
+double LokiStateValue(PartitionState s) {
+  switch (s) {
+    case PartitionState::kPending: return 1;
+    case PartitionState::kReplaying: return 2;
+    case PartitionState::kReady: return 3;
+  }
+  return 0;
+}
+
 }  // namespace
 
 NodeCollector::NodeCollector(UsageStore& store, PartitionManager& partitions, storage::Db& db,
@@ -53,7 +63,11 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
 
   const int64_t now_ms = clock_.NowMillis();
   MetricFamily states = Family("loki_ingest_limits_partitions",
-                               "The state of each assigned partition: 0 pending, 1 replaying, 2 ready.", MetricType::Gauge);
+                               "The state of each assigned partition: 1 pending, 2 replaying, 3 ready.", MetricType::Gauge);
+  MetricFamily not_ready = Family("limitsd_partitions_not_ready",
+                                  "Assigned partitions not ready (pending or replaying), whatever /ready latched.",
+                                  MetricType::Gauge);
+  size_t not_ready_n = 0;
   MetricFamily target = Family("limitsd_replay_target_offset", "Offset a replaying partition is ready at.", MetricType::Gauge);
   MetricFamily current = Family("limitsd_replay_current_offset", "Next offset a replaying partition processes.",
                                 MetricType::Gauge);
@@ -67,7 +81,8 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                             "Age of the newest record an assigned partition's checkpoint covers.", MetricType::Gauge);
   for (const PartitionInfo& info : partitions_.Snapshot()) {
     const ClientMetric::Label label{"partition", std::to_string(info.partition)};
-    AddGauge(states, static_cast<double>(static_cast<int>(info.state)), {label});
+    AddGauge(states, LokiStateValue(info.state), {label});
+    if (info.state != PartitionState::kReady) ++not_ready_n;
     if (info.state == PartitionState::kReplaying) {
       AddGauge(target, static_cast<double>(info.replay.target_offset), {label});
       AddGauge(current, static_cast<double>(info.replay.current_offset), {label});
@@ -79,7 +94,10 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       AddGauge(age, static_cast<double>(now_ms - cp->newest_record_ms) / 1000.0, {label});
     }
   }
-  for (MetricFamily* f : {&states, &target, &current, &remaining, &speed, &eta, &age}) out.push_back(std::move(*f));
+  AddGauge(not_ready, static_cast<double>(not_ready_n));
+  for (MetricFamily* f : {&states, &not_ready, &target, &current, &remaining, &speed, &eta, &age}) {
+    out.push_back(std::move(*f));
+  }
 
   MetricFamily scheduled = Family("limitsd_scheduled_evictions",
                                   "Revoked partitions whose data is dropped unless they are assigned again.",
@@ -99,7 +117,8 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       {"loki_ingest_limits_records_fetched_total", Load(consumer_.fetched)},
       {"loki_ingest_limits_records_discarded_total", Load(consumer_.discarded)},
       {"loki_ingest_limits_records_invalid_total", Load(consumer_.invalid)},
-      {"loki_ingest_limits_records_produced_total", Load(producer_.produced)},
+      {"loki_ingest_limits_records_produced_total", Load(producer_.attempted)},
+      {"limitsd_records_delivered_total", Load(producer_.produced)},
       {"loki_ingest_limits_records_produced_failed_total", Load(producer_.failed)},
       {"limitsd_records_applied_total", Load(consumer_.applied)},
       {"limitsd_records_outside_window_total", Load(consumer_.outside_window)},
@@ -120,7 +139,9 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       {"loki_ingest_limits_records_discarded_total",
        "The total number of records discarded: this instance's own records on a ready partition."},
       {"loki_ingest_limits_records_invalid_total", "The total number of records that could not be decoded."},
-      {"loki_ingest_limits_records_produced_total", "The total number of records produced."},
+      {"loki_ingest_limits_records_produced_total",
+       "The total number of records produced (attempts, failures included, as Loki counts them)."},
+      {"limitsd_records_delivered_total", "Records produced and acknowledged by the brokers."},
       {"loki_ingest_limits_records_produced_failed_total", "The total number of records that could not be produced."},
       {"limitsd_records_applied_total", "Records applied to the usage store."},
       {"limitsd_records_outside_window_total", "Records older than the active window: nothing kept."},

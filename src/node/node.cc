@@ -77,7 +77,7 @@ Status Node::StartParts() {
   so.max_policies_per_tenant = static_cast<uint32_t>(c.limits.max_policies_per_tenant);
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
-  partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign);
+  partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign, c.server.latch_readiness);
   limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
   if (!c.limits.overrides_file.empty()) {
     reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_,
@@ -127,7 +127,9 @@ Status Node::StartParts() {
   if (reloader_) reloader_->Start();
 
   checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
-                                             LimitsChecker::Options{.num_partitions = c.kafka.num_partitions});
+                                             LimitsChecker::Options{.num_partitions = c.kafka.num_partitions,
+                                                                    .max_streams_per_request = 100'000,
+                                                                    .enforce_rate = c.limits.enforce_rate});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
   ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
                               {.listen = c.server.grpc_listen,

@@ -46,10 +46,10 @@ using testing::ReadyPartitions;
 class NodeTest : public ::testing::Test {
  protected:
   std::unique_ptr<Node> Start(const std::string& name, const std::string& zone = "zone-a",
-                              const std::function<void(config::Config&)>& tweak = nullptr) {
+                              const std::function<void(config::Config&)>& tweak = nullptr, NodeOptions options = {}) {
     config::Config c = kafka_.NodeConfig(dir_.Sub(name), zone, name);
     if (tweak) tweak(c);
-    Result<std::unique_ptr<Node>> node = Node::Start(c);
+    Result<std::unique_ptr<Node>> node = Node::Start(c, Clock::System(), options);
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     return node.ok() ? std::move(*node) : nullptr;
   }
@@ -428,6 +428,39 @@ TEST_F(NodeTest, Item5_RecordsOnTheWrongPartitionAreCountedNotApplied) {
   EXPECT_EQ(Streams(*node, "t", all_), 1u);
   EXPECT_EQ(Streams(*node, "t", PartitionSet{1}), 1u);
   EXPECT_NE(HttpGet(node->http_port(), "/metrics").body.find("limitsd_records_misrouted_total 2"), std::string::npos);
+}
+
+// Issue 10 item 3: readiness is latched after the first ready, as Loki's: partitions handed
+// back while the node replays them leave /ready at 200, and limitsd_partitions_not_ready
+// tells the truth.
+TEST_F(NodeTest, ReadinessIsLatchedAfterTheFirstReadyAndTheGaugeKeepsTheTruth) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("t", i, now);
+  kafka_.Flush();
+  // Consumed records wait 3 s before they are applied: a replay is observable.
+  auto a = Start("a", "zone-a", nullptr, NodeOptions{.apply_interval = 3s});
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*a, kPartitions); }, 60s));
+  auto b = Start("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(WaitFor([&] { return AssignedPartitions(*a).size() < kPartitions && !ReadyPartitions(*b).empty(); }, 90s));
+  for (uint64_t i = 40; i < 80; ++i) kafka_.Produce("t", i, now);  // what a replays when they come back
+  kafka_.Flush();
+  b->Stop();
+  bool latched = false, gauge = false;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const testing::HttpResult r = HttpGet(a->http_port(), "/ready");
+        if (r.status != 200) return true;  // fails the check below
+        if (r.body.find("latched") == std::string::npos) return false;
+        latched = true;
+        gauge = HttpGet(a->http_port(), "/metrics").body.find("limitsd_partitions_not_ready 0") == std::string::npos;
+        return true;
+      },
+      90s));
+  EXPECT_TRUE(latched);
+  EXPECT_TRUE(gauge);
+  EXPECT_EQ(HttpGet(a->http_port(), "/ready").status, 200);
 }
 
 // 8. A corrupt record is counted, skipped, and consumption continues past it.

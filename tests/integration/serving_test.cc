@@ -42,6 +42,7 @@ class ServingTest : public ::testing::Test {
     config::Config c = kafka_.NodeConfig(dir_.Sub("node"), "zone-a", "node-a");
     c.limits.defaults.max_global_streams_per_user = 4;
     c.limits.defaults.policy_max_streams = {{"gold", 2}};
+    c.limits.enforce_rate = true;
     c.limits.tenants["tiny-rate"].ingestion_burst_size_mb = 0.001;  // ~1 KiB
     c.limits.tenants["tiny-rate"].ingestion_rate_mb = 0.0001;
     if (tweak) tweak(c);
@@ -107,7 +108,8 @@ TEST_F(ServingTest, LimitsReasonsAndAssignedPartitionsOverGrpc) {
     EXPECT_EQ(assigned.assignedpartitions().at(info.partition), info.assigned_at_ms * 1'000'000);
   }
 
-  // UpdateRates: 6000 bytes in one 60 s bucket = 100 B/s, for known streams only.
+  // UpdateRates: 6000 bytes in one 60 s bucket = 100 B/s, for every hash as in Loki: 99 is no
+  // stream (a segmentation key), gets a rate and stays no stream.
   proto::UpdateRatesRequest rates_req;
   rates_req.set_tenant("a");
   for (uint64_t h : {1, 2, 99}) {
@@ -118,8 +120,9 @@ TEST_F(ServingTest, LimitsReasonsAndAssignedPartitionsOverGrpc) {
   grpc::ClientContext rctx;
   proto::UpdateRatesResponse rates;
   ASSERT_TRUE(stub_->UpdateRates(&rctx, rates_req, &rates).ok());
-  ASSERT_EQ(rates.results_size(), 2);
-  EXPECT_EQ(rates.results(0).rate(), 100u);
+  ASSERT_EQ(rates.results_size(), 3);
+  for (const auto& r : rates.results()) EXPECT_EQ(r.rate(), 100u) << r.streamhash();
+  EXPECT_EQ(node_->store().UsageOf("a", *node_->partitions().Serving()).total_streams, 6u);  // 1-4, 10, 11
 
   // Accepted streams went back to the topic, and this node skipped its own records.
   ASSERT_TRUE(WaitFor([&] { return node_->producer().stats().produced.load() >= 8; }, 30s));
@@ -240,11 +243,20 @@ TEST_F(ServingTest, HttpUsagePartitionsAndAStrictlyValidScrape) {
     EXPECT_EQ(m.types.count(name) ? m.types.at(name) : "missing", type) << name;
   }
   EXPECT_EQ(m.Value("loki_ingest_limits_active_streams", {{"tenant", "tenant-a"}}), 4);
-  EXPECT_EQ(m.Value("loki_ingest_limits_partitions", {{"partition", "3"}}), 2);  // ready
+  EXPECT_EQ(m.Value("loki_ingest_limits_partitions", {{"partition", "3"}}), 3);  // ready, as Loki numbers it
   EXPECT_EQ(m.Value("loki_ingest_limits_tenant_ingested_bytes_total", {{"tenant", "tenant-a"}}), 400);
   EXPECT_EQ(m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "OK"}}), 2);
   EXPECT_EQ(m.Value("limitsd_rocksdb_estimated_keys", {{"cf", "meta"}}) >= 0, true);
   EXPECT_EQ(m.Value("limitsd_store_write_failed"), 0);
+  // Loki's lag buckets, prometheus.ExponentialBuckets(0.125, 2, 18): 0.125 s to 16384 s, +Inf.
+  std::vector<std::string> lag_buckets;
+  for (const testing::Sample& sample : m.samples) {
+    if (sample.name == "loki_ingest_limits_lag_seconds_bucket") lag_buckets.push_back(sample.labels.at("le"));
+  }
+  ASSERT_EQ(lag_buckets.size(), 19u);
+  EXPECT_EQ(lag_buckets.front(), "0.125");
+  EXPECT_EQ(lag_buckets[17], "16384");
+  EXPECT_EQ(lag_buckets.back(), "+Inf");
   for (const testing::Sample& sample : m.samples) {
     EXPECT_EQ(sample.labels.count("stream"), 0u) << sample.name;  // never a label per stream
   }

@@ -47,7 +47,9 @@ TEST(LoadConfigTest, EmptyFileMeansDocumentedDefaults) {
   EXPECT_EQ(c.windows.wait_assign, 30s);
   EXPECT_EQ(c.server.grpc_listen, "0.0.0.0:9095");
   EXPECT_EQ(c.server.http_listen, "0.0.0.0:3100");
+  EXPECT_TRUE(c.server.latch_readiness);  // Loki's semantics by default
   EXPECT_EQ(c.limits.overrides_file, "");
+  EXPECT_FALSE(c.limits.enforce_rate);
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 5000u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 4.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 6.0);
@@ -64,6 +66,8 @@ TEST(LoadConfigTest, TheShippedExampleIsValidAndStatesTheDefaults) {
   EXPECT_EQ(example->store.block_cache_bytes, defaults.store.block_cache_bytes);
   EXPECT_EQ(example->limits.defaults, defaults.limits.defaults);
   EXPECT_EQ(example->kafka.consumer_group, "limitsd-zone-a");
+  EXPECT_EQ(example->server.latch_readiness, defaults.server.latch_readiness);
+  EXPECT_EQ(example->limits.enforce_rate, defaults.limits.enforce_rate);
 }
 
 TEST(LoadConfigTest, ReadsEveryKey) {
@@ -95,11 +99,13 @@ wait_assign = "10s"
 [server]
 grpc_listen = "127.0.0.1:0"
 http_listen = "[::1]:8080"
+latch_readiness = false
 [log]
 level = "debug"
 format = "logfmt"
 [limits]
 overrides_file = "/etc/limitsd/overrides.toml"
+enforce_rate = true
 [limits.defaults]
 max_global_streams_per_user = 100
 ingestion_rate_mb = 8
@@ -123,7 +129,9 @@ policy_max_streams = { gold = 5 }
   EXPECT_EQ(c.windows.bucket, 30s);
   EXPECT_EQ(c.windows.wait_assign, 10s);
   EXPECT_EQ(c.server.http_listen, "[::1]:8080");
+  EXPECT_FALSE(c.server.latch_readiness);
   EXPECT_EQ(c.log.format, "logfmt");
+  EXPECT_TRUE(c.limits.enforce_rate);
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 100u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 8.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 12.5);

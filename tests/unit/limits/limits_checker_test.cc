@@ -46,7 +46,8 @@ class LimitsCheckerTest : public ::testing::Test {
     limits_ = std::make_unique<LimitsProvider>(defaults, tenants);
     checker_ = std::make_unique<LimitsChecker>(*store_, manager_, *limits_, rates_, sink_, clock_, registry_,
                                                LimitsChecker::Options{.num_partitions = kPartitions,
-                                                                      .max_streams_per_request = 1000});
+                                                                      .max_streams_per_request = 1000,
+                                                                      .enforce_rate = true});
     for (int32_t p = 0; p < kPartitions; ++p) {
       const int64_t g = manager_.Assign(p);
       manager_.SetReady(p, g, 0, false);
@@ -221,6 +222,19 @@ TEST(RateLimiterTest, BucketsStartFullRefillAtTheRateAndCapAtTheBurst) {
   r.Refund("a", 50, 100);
   EXPECT_TRUE(r.TryTake("a", 50, 10, 100, 1'000'000));
   EXPECT_TRUE(r.TryTake("c", 1e12, 0, 0, 0));  // rate 0: unlimited
+}
+
+// Issue 10 item 3: rate limiting is opt-in (limits.enforce_rate), as in Loki.
+TEST_F(LimitsCheckerTest, RateIsNotEnforcedUnlessAskedFor) {
+  LimitsChecker loki_like(*store_, manager_, *limits_, rates_, sink_, clock_, registry_,
+                          LimitsChecker::Options{.num_partitions = kPartitions,
+                                                 .max_streams_per_request = 1000,
+                                                 .enforce_rate = false});
+  std::vector<StreamUpdate> u;
+  for (uint64_t h = 0; h < 4; ++h) u.push_back({.stream_hash = h, .bytes = 10 << 20, .policy = ""});  // 40 MiB
+  std::vector<Rejection> out;
+  ASSERT_TRUE(loki_like.ExceedsLimits("t", u, &out).ok());
+  EXPECT_TRUE(out.empty());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ class PartitionLifecyclerTest : public ::testing::Test {
     opened_ = testing::TestStore::Open(dir_, clock_, 4, windows_);
     db_ = opened_.db.get();
     store_ = opened_.store.get();
-    PartitionLifecycler::Options o{.windows = windows_, .revoked_retention = 600s, .check_interval = 1h};
+    PartitionLifecycler::Options o{.windows = windows_, .revoked_retention = 600s, .check_interval = 1h, .lookup = {}, .lookup_threads = 8};
     o.lookup.backoff = 1ms;
     o.lookup.max_backoff = 1ms;
     o.lookup.give_up = 120s;
@@ -274,7 +274,7 @@ TEST_F(PartitionLifecyclerTest, ARestartDoesNotExtendRetentionAndSchedulesUnmark
   PartitionManager fresh(clock_, 30s);
   PartitionLifecycler restarted(*store_, source_, fresh, clock_,
                                 PartitionLifecycler::Options{.windows = windows_, .revoked_retention = 600s,
-                                                             .check_interval = 1h});
+                                                             .check_interval = 1h, .lookup = {}, .lookup_threads = 8});
   ASSERT_TRUE(restarted.Start(nullptr).ok());
   auto revoked = store_->Revoked();
   EXPECT_EQ(revoked->at(2).evict_after_ms, clock_.NowMillis() + 600'000);  // scheduled from start-up

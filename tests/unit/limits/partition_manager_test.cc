@@ -102,6 +102,37 @@ TEST(PartitionManagerTest, Item17_NothingAssignedAfterALostAssignmentIsNotReady)
   EXPECT_THAT(r.reason, HasSubstr("no partitions assigned (the assignment was revoked or lost)"));
 }
 
+// Issue 10 item 3: readiness is latched once every assigned partition has been ready, as
+// Loki's is — but never over a node that holds nothing (item 17) or before the first ready.
+TEST(PartitionManagerTest, ReadinessLatchesAfterTheFirstReadyButNotOverNothingAssigned) {
+  testing::FakeClock clock;
+  PartitionManager pm(clock, 30s, /*latch_readiness=*/true);
+  const int64_t g0 = pm.Assign(0);
+  pm.Assign(1);
+  pm.SetReady(0, g0, 0, false);
+  EXPECT_FALSE(pm.CheckReadiness().ready);  // never ready yet: nothing to latch
+  pm.Revoke(1);                             // partition 0 alone: every assigned partition ready
+  EXPECT_TRUE(pm.CheckReadiness().ready);
+  const int64_t g2 = pm.Assign(2);  // a rebalance hands over a partition to replay
+  pm.StartReplay(2, g2, 0, 10);
+  Readiness r = pm.CheckReadiness();
+  EXPECT_TRUE(r.ready);
+  EXPECT_THAT(r.reason, HasSubstr("latched"));
+  EXPECT_THAT(r.reason, HasSubstr("1 of 2 assigned partitions not ready: 2 replaying"));
+  EXPECT_FALSE(pm.Serving()->Contains(2));  // the latch changes /ready only, never what is served
+  pm.Revoke(0);
+  pm.Revoke(2);
+  r = pm.CheckReadiness();
+  EXPECT_FALSE(r.ready);
+  EXPECT_THAT(r.reason, HasSubstr("no partitions assigned"));
+
+  PartitionManager unlatched(clock, 30s, /*latch_readiness=*/false);
+  const int64_t u0 = unlatched.Assign(0);
+  unlatched.SetReady(0, u0, 0, false);
+  unlatched.Assign(1);
+  EXPECT_FALSE(unlatched.CheckReadiness().ready);
+}
+
 TEST(RecordFilterTest, ReadyPartitionsSkipOnlyTheirOwnInstancesRecords) {
   using S = PartitionState;
   // Replaying: everything is applied, own records included.

@@ -361,18 +361,33 @@ TEST_F(UsageStoreTest, UpdateCondDoesNotCountBytesUpdateRatesDoes) {
   EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 0u);
 }
 
-TEST_F(UsageStoreTest, UpdateRatesNeverCreatesStreamsAndSkipsUnservedPartitions) {
+// Issue 10 item 3: UpdateRates as Loki's — every hash of a served partition gets a rate
+// (callers send segmentation keys); hashes that are not streams never become streams.
+TEST_F(UsageStoreTest, UpdateRatesAnswersEveryHashAndNeverCreatesStreams) {
   Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(0), all_);
-  auto r = Rates(*store_, {{HashIn(0, 1), 60}, {HashIn(0, 2), 60}, {HashIn(1, 1), 60}}, PartitionSet{0});
-  ASSERT_EQ(r.size(), 1u);  // unknown stream 2 and unserved partition 1: no result
+  auto r = Rates(*store_, {{HashIn(0, 1), 60}, {HashIn(0, 2), 120}, {HashIn(1, 1), 60}}, PartitionSet{0});
+  ASSERT_EQ(r.size(), 2u);  // unserved partition 1: no result
   EXPECT_EQ(r[0].stream_hash, HashIn(0, 1));
+  EXPECT_EQ(r[1].stream_hash, HashIn(0, 2));  // a segmentation key: a rate, not a stream
+  EXPECT_EQ(r[1].bytes_per_s, 120u / 60);
   EXPECT_EQ(store_->UsageOf("a", all_).total_streams, 2u);
-  clock_.Advance(3601s);  // expired streams are not revived by UpdateRates
-  EXPECT_TRUE(Rates(*store_, {{HashIn(0, 1), 60}}, all_).empty());
+  EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 1u);
+  // A key's rate accumulates like a stream's.
+  r = Rates(*store_, {{HashIn(0, 2), 60}}, all_);
+  EXPECT_EQ(r[0].bytes_per_s, 180u / 60);
+  // A tenant with only keys is known to the node; its keys go once their window is over.
+  Rates(*store_, {{HashIn(2, 9), 10}}, all_);
+  clock_.Advance(3601s);  // expired streams are not revived by UpdateRates: a rate only
+  EXPECT_EQ(Rates(*store_, {{HashIn(0, 1), 60}}, all_).size(), 1u);
   EXPECT_EQ(store_->ActiveStreams(0, "a", ""), 0u);
-  // Persisted.
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  clock_.Advance(301s);
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  EXPECT_EQ(store_->num_tenants(), 0u);
+  // A stream's rate is persisted with its row, by the next flush.
   Check("a", {HashIn(0, 1)}, Limit(0), all_);
   Rates(*store_, {{HashIn(0, 1), 120}}, all_);
+  ASSERT_TRUE(store_->Flush().ok());
   Open();
   EXPECT_EQ(store_->UsageOf("a", all_).rate_window_bytes, 120u);
 }
@@ -599,14 +614,15 @@ TEST_F(UsageStoreTest, Item6_PolicyCapIsPerTenantAndPoliciesAreForgotten) {
   const PartitionSet all = PartitionSet::All(kPartitions);
   const TenantLimits unlimited = Limit(0);
   for (int p = 0; p < 3; ++p) {
-    EXPECT_EQ(Check("greedy", {HashIn(0, static_cast<uint64_t>(p))}, unlimited, all, "p" + std::to_string(p))[0],
+    EXPECT_EQ(Check("greedy", {HashIn(0, static_cast<uint64_t>(p))}, unlimited, all, std::string("p").append(std::to_string(p)))[0],
               Verdict::kAccepted);
   }
   EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p3")[0], Verdict::kTooManyPolicies);
   EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p2")[0], Verdict::kAccepted);  // a known policy
   EXPECT_EQ(store_->policy_rejections(), 1u);
   for (int p = 0; p < 5; ++p) {  // the cap is per tenant: another tenant is unaffected
-    EXPECT_EQ(Check("other", {HashIn(2, static_cast<uint64_t>(p))}, unlimited, all, "q" + std::to_string(p % 3))[0],
+    EXPECT_EQ(Check("other", {HashIn(2, static_cast<uint64_t>(p))}, unlimited, all,
+                    std::string("q").append(std::to_string(p % 3)))[0],
               Verdict::kAccepted);
   }
   // A record of a fourth policy from the topic counts under no policy.
