@@ -22,6 +22,9 @@ constexpr std::pair<std::string_view, std::string_view> kOwned[] = {
     {"enable.auto.commit", "set by the node: it commits the offsets its checkpoints cover, after each flush"},
     {"enable.auto.offset.store", "set by the node: it stores the offsets its checkpoints cover itself"},
     {"auto.offset.reset", "set by the node: replay starts from the earliest record when an offset is gone"},
+    {"enable.partition.eof",
+     "set by the node: the end-of-log event completes a replay whose last offsets hold no record (transaction "
+     "markers, compaction); without it such a partition would replay forever"},
     {"transactional.id", "the node's producer is not transactional"},
 };
 

@@ -56,6 +56,8 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
                                     std::vector<Rejection>* rejected) {
   rejected->clear();
   RETURN_IF_ERROR(Validate(tenant, streams));
+  // A failed store has left the group, so nothing is served: say why, not reason 1 for all.
+  if (Status health = store_.health(); !health.ok()) return Status::Unavailable(health.message());
   const std::shared_ptr<const PartitionSet> serving = partitions_.Serving();
   std::vector<StreamUpdate> served;
   served.reserve(streams.size());
@@ -130,6 +132,7 @@ Status LimitsChecker::UpdateRates(std::string_view tenant, std::span<const Strea
                                   std::vector<UsageStore::StreamRate>* rates) {
   rates->clear();
   RETURN_IF_ERROR(Validate(tenant, streams));
+  if (Status health = store_.health(); !health.ok()) return Status::Unavailable(health.message());
   Status st = store_.UpdateRates(tenant, streams, *partitions_.Serving(), rates);
   if (!st.ok() && st.code() == StatusCode::kFailedPrecondition) return Status::Unavailable(st.message());
   return st;

@@ -1,5 +1,8 @@
 #include "ring/etcd_kv.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "ring/ring_codec.h"
 
 namespace limits::ring {
@@ -36,7 +39,10 @@ Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
     // As dskit: keepalive pings find a dead connection (etcd host gone, partition).
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(2 * options.dial_timeout.count()));
+    // gRPC takes an int of milliseconds; a dial timeout of weeks (the key allows up to 2^32-1 s)
+    // means "never", not a wrapped negative.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                static_cast<int>(std::min<int64_t>(2 * options.dial_timeout.count(), std::numeric_limits<int>::max())));
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     Endpoint ep;
     ep.target = target;

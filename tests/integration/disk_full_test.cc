@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -15,8 +16,11 @@
 #include <regex>
 
 #include "common/clock.h"
+#include "node/node.h"
+#include "proto/limits.grpc.pb.h"
 #include "testing/http_client.h"
 #include "testing/limitsd_process.h"
+#include "testing/node_partitions.h"
 #include "testing/temp_dir.h"
 #include "testing/test_kafka.h"
 #include "testing/wait_for.h"
@@ -79,6 +83,28 @@ TEST_F(DiskFullTest, Item15_Item16_AFullDiskFailsCleanlyAndHandsThePartitionsOve
     ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/live").status == 503; }, 20s))
         << node.Log().substr(node.Log().size() > 6000 ? node.Log().size() - 6000 : 0);
     EXPECT_THAT(HttpGet(port, "/live").body, HasSubstr("store failed"));
+    // Requests are UNAVAILABLE with the store's error (not reason 1 for every stream), and
+    // nothing is listed as assigned.
+    auto stub = proto::IngestLimits::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(node.GrpcPort()), grpc::InsecureChannelCredentials()));
+    proto::ExceedsLimitsRequest req;
+    req.set_tenant("t");
+    req.add_streams()->set_streamhash(1);
+    proto::ExceedsLimitsResponse resp;
+    grpc::ClientContext ctx;
+    const grpc::Status st = stub->ExceedsLimits(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), grpc::UNAVAILABLE);
+    EXPECT_THAT(st.error_message(), HasSubstr("usage store write failed"));
+    proto::GetAssignedPartitionsResponse assigned;
+    grpc::ClientContext actx;
+    ASSERT_TRUE(stub->GetAssignedPartitions(&actx, {}, &assigned).ok());
+    EXPECT_EQ(assigned.assignedpartitions_size(), 0);
+    // Another node of the group takes every partition over while the failed one still runs.
+    config::Config healthy = kafka_.NodeConfig(dir_.Sub("healthy"), "zone-a", "healthy");
+    Result<std::unique_ptr<Node>> other = Node::Start(healthy);
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    EXPECT_TRUE(WaitFor([&] { return testing::AllReady(**other, kPartitions); }, 60s));
+    (*other)->Stop();
     // Logged once per state change, not per batch: a few lines, however long it runs.
     const size_t errors = Count(node.Log(), "\"level\":\"error\"");
     EXPECT_LE(errors, 10u) << node.Log().substr(node.Log().size() > 4000 ? node.Log().size() - 4000 : 0);

@@ -90,8 +90,10 @@ TEST(HttpServerTest, Item18_ProbesAnswerWithFiftyIdleConnectionsOpen) {
     EXPECT_EQ(r.status, 200) << path << " after " << ms << " ms";
   }
   std::printf("item 18: 50 idle connections open, slowest of 5 probes answered in %.2f ms\n", worst_ms);
-  // Generous, so a loaded machine does not fail it; the old server took the 10 s timeout.
-  EXPECT_LT(worst_ms, 3000 * testing::TimeoutMultiplier());
+  // The target is 100 ms (printed above); the bound is looser so a loaded machine does not
+  // fail it, yet below the 2 s request timeout: a server short of free workers answers a
+  // probe only once an idle connection times out (the old one after 10 s), and fails here.
+  EXPECT_LT(worst_ms, 1000 * testing::TimeoutMultiplier());
   for (int fd : idle) close(fd);
 }
 

@@ -74,10 +74,10 @@ std::string LimitsdProcess::Log() const {
   return ss.str();
 }
 
-int LimitsdProcess::HttpPort() const {
+int LimitsdProcess::ListeningPort(const std::string& component) const {
   std::smatch m;
   const std::string log = Log();
-  static const std::regex re("\"component\":\"http\",\"msg\":\"listening\".*\"port\":([0-9]+)");
+  const std::regex re("\"component\":\"" + component + "\",\"msg\":\"listening\".*\"port\":([0-9]+)");
   return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
 }
 

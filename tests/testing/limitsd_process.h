@@ -30,8 +30,9 @@ class LimitsdProcess {
   // The wait status once the process has ended by itself; nullopt while it runs.
   std::optional<int> Exited();
   std::string Log() const;
-  // The HTTP port, from the http component's "listening" log line; 0 until it is written.
-  int HttpPort() const;
+  // The HTTP and gRPC ports, from the "listening" log lines; 0 until they are written.
+  int HttpPort() const { return ListeningPort("http"); }
+  int GrpcPort() const { return ListeningPort("rpc"); }
   // Ready with `n` partitions (not merely "nothing assigned yet").
   bool ReadyWith(size_t n) const;
   // Assigned partitions in state ready, from GET /partitions.
@@ -40,6 +41,8 @@ class LimitsdProcess {
   std::pair<int64_t, int64_t> Planned() const { return PlannedFromLog(Log()); }
 
  private:
+  int ListeningPort(const std::string& component) const;
+
   std::string log_path_;
   pid_t pid_ = -1;
   std::optional<int> status_;

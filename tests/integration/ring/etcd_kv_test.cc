@@ -82,6 +82,20 @@ TEST_F(EtcdKvTest, CasCreatesUpdatesAndGetDecodes) {
   EXPECT_EQ(s, Status::Internal("no"));
 }
 
+// Issue 8 item 8: the longest ring.etcd_dial_timeout the key allows (2^32-1 s) works; gRPC's
+// int of milliseconds for the keepalive timeout is clamped, never wrapped.
+TEST_F(EtcdKvTest, Item8_TheLongestDialTimeoutTheKeyAllowsWorks) {
+  EtcdKvOptions o;
+  o.endpoints = {etcd_.endpoint()};
+  o.dial_timeout = std::chrono::seconds(4'294'967'295);
+  o.request_timeout = 2s;
+  Result<std::unique_ptr<EtcdKv>> kv = EtcdKv::Create(o);
+  ASSERT_TRUE(kv.ok()) << kv.status().ToString();
+  ASSERT_TRUE((*kv)->Cas(kKey, AddInstance("a")).ok());
+  Result<std::optional<::ring::Desc>> got = (*kv)->Get(kKey);
+  ASSERT_TRUE(got.ok() && got->has_value());
+}
+
 TEST_F(EtcdKvTest, ALostRaceCallsTheCallbackAgainWithTheNewerValue) {
   auto kv = Client({etcd_.endpoint()});
   auto other = Client({etcd_.endpoint()});

@@ -24,7 +24,8 @@ TEST(PropertyCheckTest, Item22_UnknownBadAndNodeOwnedPropertiesAreRefusedByKey) 
                                        {"bootstrap.servers", "k:9092"},
                                        {"enable.auto.commit", "true"},
                                        {"enable.auto.offset.store", "true"},
-                                       {"group.instance.id", "pod-0"}},
+                                       {"group.instance.id", "pod-0"},
+                                       {"enable.partition.eof", "false"}},
                                       "kafka.consumer_properties");
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(s.IsInvalidArgument());
@@ -41,7 +42,9 @@ TEST(PropertyCheckTest, Item22_UnknownBadAndNodeOwnedPropertiesAreRefusedByKey) 
   EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"enable.auto.offset.store\": set by the node"));
   EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"group.instance.id\": set by the node from node.instance_id "
                            "while kafka.static_membership = true"));
-  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 7);  // all eight at once
+  EXPECT_THAT(m, HasSubstr("kafka.consumer_properties.\"enable.partition.eof\": set by the node: the end-of-log "
+                           "event completes a replay"));
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 8);  // all nine at once
 }
 
 // What only a client can tell: librdkafka's checks across properties.

@@ -653,6 +653,17 @@ TEST_F(UsageStoreTest, Item21_TenantsAreForgottenWithTheirLastStream) {
   EXPECT_EQ(store_->num_tenants(), 1u);
 }
 
+// Issue 8, item 7: records whose totalSize sums past 2^64 saturate the tenant's rate; they
+// never wrap to a small number.
+TEST_F(UsageStoreTest, Item7_TenantRateSaturatesThroughRecords) {
+  ASSERT_TRUE(store_->Apply(0,
+                            std::vector<Record>{Rec("t", HashIn(0, 1), 0, -1, "", UINT64_MAX - 10),
+                                                Rec("t", HashIn(0, 2), 1, -1, "", 100)},
+                            2)
+                  .ok());
+  EXPECT_EQ(store_->UsageOf("t", PartitionSet{0}).rate_window_bytes, UINT64_MAX);
+}
+
 // Issue 8, item 9: per-tenant totals count the partitions the node serves; the others (held
 // after a revocation, replaying) are reported apart.
 TEST_F(UsageStoreTest, Item9_TenantTotalsCountServedPartitionsAndReportTheRestAsRetained) {

@@ -27,7 +27,7 @@ class LibraryLogsTest : public ::testing::Test {
   std::vector<std::string> lines_;
 };
 
-TEST_F(LibraryLogsTest, ProtobufLinesAreOurs) {
+TEST_F(LibraryLogsTest, Item23_ProtobufLinesAreOurs) {
   GOOGLE_LOG(WARNING) << "a \"quoted\" protobuf warning";
   GOOGLE_LOG(INFO) << "an info line";
   ASSERT_EQ(lines_.size(), 2u);
