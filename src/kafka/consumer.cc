@@ -348,12 +348,20 @@ void Consumer::LogReadiness() {
 
 void Consumer::LogProgress() {
   last_progress_ = std::chrono::steady_clock::now();
+  // One line for the whole replay at info (a start with 64 partitions would otherwise log 64
+  // lines every few seconds); each partition's at debug.
+  size_t replaying = 0;
+  int64_t remaining = 0;
+  double records_per_s = 0;
   for (const auto& [p, l] : assigned_) {
     if (l.state != PartitionState::kReplaying) continue;
     std::optional<PartitionInfo> info = manager_.Get(p);
     if (!info) continue;
     const ReplayProgress& r = info->replay;
-    log::Info("consumer", "replaying")
+    ++replaying;
+    remaining += r.remaining();
+    records_per_s += r.records_per_s;
+    log::Debug("consumer", "replaying")
         .Kv("partition", p)
         .Kv("start", r.start_offset)
         .Kv("target", r.target_offset)
@@ -362,6 +370,10 @@ void Consumer::LogProgress() {
         .Kv("records_per_s", r.records_per_s)
         .Kv("eta_s", r.eta_s);
   }
+  if (replaying == 0) return;
+  log::Line line = log::Info("consumer", "replaying");
+  line.Kv("partitions", replaying).Kv("remaining", remaining).Kv("records_per_s", records_per_s);
+  if (records_per_s > 0) line.Kv("eta_s", static_cast<double>(remaining) / records_per_s);
 }
 
 void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {

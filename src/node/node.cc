@@ -119,6 +119,7 @@ Status Node::StartParts() {
   co.static_membership = c.kafka.static_membership;
   co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
+  co.progress_interval = options_.progress_interval;
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
   RETURN_IF_ERROR(consumer_->Start());

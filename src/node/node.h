@@ -44,6 +44,8 @@ namespace limits {
 struct NodeOptions {
   // How long consumed records may wait before they are applied (Consumer::Options).
   std::chrono::milliseconds apply_interval{50};
+  // How often a replay's progress is logged (Consumer::Options).
+  std::chrono::milliseconds progress_interval{5000};
 };
 
 class Node {

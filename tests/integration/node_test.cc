@@ -9,8 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <set>
 
+#include "common/log.h"
 #include "kafka/record_codec.h"
 #include "node/node.h"
 #include "testing/http_client.h"
@@ -461,6 +463,51 @@ TEST_F(NodeTest, ReadinessIsLatchedAfterTheFirstReadyAndTheGaugeKeepsTheTruth) {
   EXPECT_TRUE(latched);
   EXPECT_TRUE(gauge);
   EXPECT_EQ(HttpGet(a->http_port(), "/ready").status, 200);
+}
+
+// Issue 13 item 6: a start logs a summary per rebalance, not lines per partition: with 64
+// partitions replaying, the info lines from start to ready are a handful, and the replay's
+// progress is one line for all partitions (each partition's at debug).
+TEST(QuietStartTest, OneSummaryPerRebalanceNotLinesPerPartition) {
+  TempDir dir;
+  TestKafka kafka(64);
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 640; ++i) kafka.Produce("t", i, now);
+  kafka.Flush();
+  std::mutex mu;
+  std::vector<std::string> lines;
+  log::SetSinkForTest([&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  {
+    // Records wait 2 s before they are applied, so the replay outlasts a few progress lines.
+    Result<std::unique_ptr<Node>> node =
+        Node::Start(kafka.NodeConfig(dir.Sub("n"), "zone-a", "n"), Clock::System(),
+                    NodeOptions{.apply_interval = 2s, .progress_interval = 300ms});
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    ASSERT_TRUE(WaitFor([&] { return AllReady(**node, 64); }, 90s));
+    (*node)->Stop();
+  }
+  log::SetSinkForTest(nullptr);
+  size_t info = 0, planned = 0, progress = 0;
+  for (const std::string& l : lines) {
+    if (l.find("\"level\":\"info\"") == std::string::npos) continue;
+    ++info;
+    if (l.find("\"msg\":\"assignment planned\"") != std::string::npos) ++planned;
+    if (l.find("\"msg\":\"replaying\"") != std::string::npos) {
+      ++progress;
+      EXPECT_THAT(l, ::testing::HasSubstr("\"partitions\":")) << l;
+      EXPECT_THAT(l, ::testing::Not(::testing::HasSubstr("\"partition\":"))) << l;
+    }
+  }
+  EXPECT_EQ(planned, 1u);
+  EXPECT_GE(progress, 1u);
+  // Start, stop and one rebalance: about a dozen lines plus the progress lines, however many
+  // partitions (the old per-partition progress alone was 64 lines per interval).
+  EXPECT_LE(info - progress, 25u);
+  std::printf("issue 13 item 6: %zu info lines from start to stop with 64 partitions (%zu of them progress)\n", info,
+              progress);
 }
 
 // 8. A corrupt record is counted, skipped, and consumption continues past it.
