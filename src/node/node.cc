@@ -172,6 +172,15 @@ Status Node::StartRing() {
   const config::RingConfig& r = config_.ring;
   if (r.store.empty()) {
     log::Warn("node", "no ring configured ([ring] store = \"\"): Loki's limits frontend cannot find this node");
+    // Exposed as 0, so an alert sees a node Loki cannot find (a ring metric that is merely
+    // absent alerts nobody).
+    prometheus::BuildGauge()
+        .Name("limitsd_ring_registered")
+        .Help("1 once this instance registered in the ring (latched), 0 before and after its removal; always 0 "
+              "with no ring configured.")
+        .Register(*registry_)
+        .Add({})
+        .Set(0);
     return Status::OK();
   }
   ASSIGN_OR_RETURN(ring_kv_, MakeRingKv(config_, *registry_));
