@@ -72,7 +72,8 @@ TEST_F(RestartTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
   const int64_t now = NowMs();
   for (uint64_t i = 0; i < 40; ++i) kafka().Produce("t", i, now - 60'000);
   kafka().Flush();
-  const config::Config c = NodeConfig("killed");
+  config::Config c = NodeConfig("killed");
+  c.kafka.static_membership = false;  // the dynamic case; group_test has the static one
   {
     LimitsdProcess node(c, dir_.Sub("first.log"));
     ASSERT_TRUE(WaitFor([&] { return node.ReadyWith(kPartitions); }, 60s)) << node.Log();

@@ -46,10 +46,9 @@ class TransactionTest : public RealKafkaTest {
   }
 };
 
-// KNOWN TO FAIL on the base this suite was written on: the consumer declares a replaying
-// partition ready once the record at end - 1 is applied, and here end - 1 is the commit
-// marker, which is never delivered — the partitions replay forever. The fix (ready when the
-// consumer's position reaches the end offset) belongs to src/kafka/consumer.cc.
+// Here end - 1 is the commit marker, which is never delivered as a record: a partition
+// declared ready only once the record at end - 1 is applied would replay forever (issue 8
+// item 10). The consumer is ready when its position reaches the end offset instead.
 TEST_F(TransactionTest, CommitMarkersAtTheEndDoNotLeaveReplayUnfinished) {
   ProduceCommitted(10, 0);
   // The coordinator writes the markers after the commit returns; until then the end offset
