@@ -2,10 +2,14 @@
 // real Kafka and on librdkafka's mock cluster alike (whose ListOffsets by time answers -1).
 //   Bounds, OffsetForTime  ListOffsets for one partition on a shared handle (thread-safe:
 //                          each call waits only for its own partition's leader).
-//   ProbeAt                reads the first record at or after an offset on a second handle
-//                          whose fetches are bounded in bytes (one record batch per
-//                          partition, no prefetch): concurrent probes of different partitions
-//                          share one assign-and-fetch round.
+//   ProbeAt                reads the first record at or after an offset on a second handle,
+//                          librdkafka's simple (legacy) consumer: each probe starts and stops
+//                          fetching its own partition, with fetches bounded in bytes (about
+//                          one record batch, no prefetch). Probes of different partitions run
+//                          concurrently, and librdkafka puts every partition fetched from one
+//                          broker into one Fetch request. The simple consumer has no group
+//                          state machine: librdkafka 2.0.2's KafkaConsumer::assign() could
+//                          wait forever for its group thread's reply, which stalled a look-up.
 // Neither handle joins the consumer group. Thread-safe.
 #pragma once
 
@@ -13,11 +17,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "kafka/kafka_conf.h"
 #include "limits/offset_source.h"
@@ -27,7 +29,7 @@ namespace limits::kafka {
 struct OffsetSourceStats {
   std::atomic<uint64_t> list_offsets{0};  // ListOffsets requests (bounds and time index)
   std::atomic<uint64_t> probes{0};        // single-record reads asked for
-  std::atomic<uint64_t> probe_rounds{0};  // assign-and-fetch rounds serving them
+  std::atomic<uint64_t> probe_fetches{0};  // messages and events consumed serving them
 };
 
 class KafkaOffsetSource final : public OffsetSource {
@@ -50,30 +52,20 @@ class KafkaOffsetSource final : public OffsetSource {
   const OffsetSourceStats& stats() const { return stats_; }
 
  private:
-  struct ProbeRequest {
-    int32_t partition;
-    int64_t offset;
-    std::chrono::steady_clock::time_point deadline;
-    bool done = false;
-    Result<Probe> result = Status::Unavailable("probe not run");
-  };
-
   KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> lists,
-                    std::unique_ptr<RdKafka::KafkaConsumer> probes);
+                    std::unique_ptr<RdKafka::Consumer> probes, std::unique_ptr<RdKafka::Topic> probe_topic);
   Result<int64_t> ListOffset(int32_t partition, int64_t time, std::chrono::milliseconds timeout);
-  // Serves every queued request of a distinct partition in one assign-and-fetch round.
-  // REQUIRES: round leadership (round_running_ set by this thread), mu_ not held.
-  void RunRound(std::vector<ProbeRequest*> round);
+  // One probe at a time per partition (a partition's fetch can be started only once).
+  std::mutex& PartitionLock(int32_t partition);
 
   const Options options_;
   OffsetSourceStats stats_;
-  std::unique_ptr<RdKafka::KafkaConsumer> lists_;   // ListOffsets only
-  std::unique_ptr<RdKafka::KafkaConsumer> probes_;  // assign/consume: one round at a time
+  std::unique_ptr<RdKafka::KafkaConsumer> lists_;  // ListOffsets only
+  std::unique_ptr<RdKafka::Consumer> probes_;      // simple consumer: start/consume/stop
+  std::unique_ptr<RdKafka::Topic> probe_topic_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<ProbeRequest*> queued_;  // GUARDED_BY(mu_)
-  bool round_running_ = false;         // GUARDED_BY(mu_)
+  std::map<int32_t, std::unique_ptr<std::mutex>> partition_locks_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace limits::kafka

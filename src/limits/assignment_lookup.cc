@@ -96,7 +96,8 @@ AssignmentLookup::Next AssignmentLookup::Decide() {
 }
 
 AssignmentLookup::Next AssignmentLookup::StepTimeIndex(OffsetSource& source) {
-  Result<std::optional<int64_t>> r = source.OffsetForTime(input_.partition, input_.cutoff_ms, options_.timeout);
+  Result<std::optional<int64_t>> r = source.OffsetForTime(input_.partition, input_.cutoff_ms,
+                                                             Doubled(options_.timeout, attempt_, options_.max_timeout));
   if (!r.ok()) {
     result_.last_error = r.status().ToString();
     if (++attempt_ < options_.window_attempts) return Retry(attempt_);
@@ -117,7 +118,7 @@ AssignmentLookup::Next AssignmentLookup::StepTimeIndex(OffsetSource& source) {
 AssignmentLookup::Next AssignmentLookup::StepProbe(OffsetSource& source) {
   const int64_t end = result_.bounds.end;
   const int64_t at = phase_ == Phase::kLowProbe ? lo_ : phase_ == Phase::kLastProbe ? end - 1 : lo_ + (hi_ - lo_) / 2;
-  Result<Probe> r = source.ProbeAt(input_.partition, at, options_.probe_timeout);
+  Result<Probe> r = source.ProbeAt(input_.partition, at, Doubled(options_.probe_timeout, attempt_, options_.max_timeout));
   if (!r.ok()) return WindowFailure(r.status());
   attempt_ = 0;
   (phase_ == Phase::kSearch ? result_.search_probes : result_.edge_probes) += 1;

@@ -34,7 +34,8 @@ struct LookupOptions {
   // Wait before the first retry; doubles per failed attempt up to the maximum.
   std::chrono::milliseconds backoff{200};
   std::chrono::milliseconds max_backoff{5'000};
-  // Failed attempts of one window-start step before replaying from the lower bound instead.
+  // Failed attempts of one window-start step before replaying from the lower bound instead;
+  // each attempt's timeout doubles too (a slow leader answers the second or third).
   int window_attempts = 3;
   std::chrono::milliseconds probe_timeout{5'000};
   // After this long without the log bounds, serve anyway (lookup_failed): liveness wins.

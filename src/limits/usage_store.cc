@@ -417,7 +417,6 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
 
   Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
   std::lock_guard admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes]);
-  bool changed = false;
   size_t k = 0;
   while (k < order.size()) {
     const auto p = static_cast<int32_t>(order[k] >> 32);
@@ -469,7 +468,6 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       }
       pu.QueueForFlush(tid, *ts);
       out->verdicts[i] = Verdict::kAccepted;
-      changed = true;
     }
     if (created) pu.EraseIfEmpty(tid);  // every new stream rejected: forget the tenant here again
     if (recount) {
@@ -478,7 +476,10 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     }
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
-  return changed ? Flush() : Status::OK();
+  // No write here: the changes are persisted by the consumer's next flush, and an accepted
+  // stream's record on the topic restores it after a crash (ARCHITECTURE.md, "Serving
+  // without a write per request").
+  return Status::OK();
 }
 
 Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,

@@ -153,7 +153,8 @@ class UsageStore {
   // --- serving -------------------------------------------------------------------------
   // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted
   // over the `serving` partitions (admission.h), updates the accepted ones as seen now,
-  // picks those due to be produced (at most once per produce interval), and persists.
+  // picks those due to be produced (at most once per produce interval). Memory only: the next
+  // Flush() persists the changes (the caller's record on the topic covers a crash before it).
   // Bytes are not recorded in rate buckets here (UpdateRates does that, as in Loki), so a
   // client reporting a push through both does not count it twice.
   // Streams whose partition is not in `serving` get kNotServed and change nothing; a

@@ -107,6 +107,7 @@ Status Node::StartParts() {
   lo.windows = windows;
   lo.revoked_retention = c.windows.revoked_retention;
   lo.lookup.give_up = c.windows.lookup_give_up;
+  lo.lookup.timeout = lo.lookup.probe_timeout = options_.lookup_timeout;
   lifecycler_ = std::make_unique<PartitionLifecycler>(*store_, *offsets_, *partitions_, clock_, lo);
   kafka::Consumer::Options co;
   co.brokers = brokers_;

@@ -46,6 +46,8 @@ struct NodeOptions {
   std::chrono::milliseconds apply_interval{50};
   // How often a replay's progress is logged (Consumer::Options).
   std::chrono::milliseconds progress_interval{5000};
+  // First timeout of each offset look-up call (LookupOptions::timeout and probe_timeout).
+  std::chrono::milliseconds lookup_timeout{5000};
 };
 
 class Node {

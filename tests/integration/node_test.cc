@@ -7,14 +7,17 @@
 #include <unistd.h>
 
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <mutex>
 #include <set>
 
 #include "common/log.h"
 #include "kafka/record_codec.h"
 #include "node/node.h"
+#include "proto/limits.grpc.pb.h"
 #include "testing/http_client.h"
 #include "testing/limitsd_process.h"
 #include "testing/node_log.h"
@@ -159,6 +162,40 @@ TEST_F(NodeTest, RestartAfterSigkillReplaysOnlyAfterTheCheckpoint) {
   node.Kill(SIGTERM);
   testing::RunResult tenants = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "tenants"});
   EXPECT_THAT(tenants.out, ::testing::HasSubstr("\"total_streams\": 65"));
+}
+
+// Requests write nothing to disk (the consumer's next flush does): streams accepted through
+// gRPC and SIGKILLed right after their records reached the topic come back on restart from
+// those records, which only the producing process itself skips.
+TEST_F(NodeTest, StreamsAcceptedJustBeforeASigkillComeBackFromTheTopic) {
+  const std::string dir = dir_.Sub("killed");
+  constexpr uint64_t kAccepted = 200;
+  {
+    NodeProcess node(kafka_, dir, dir_.Sub("first.log"));
+    ASSERT_TRUE(WaitFor([&] { return node.ReadyWithAllPartitions(); }, 60s)) << node.Log();
+    auto stub = proto::IngestLimits::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(node.GrpcPort()), grpc::InsecureChannelCredentials()));
+    proto::ExceedsLimitsRequest req;
+    req.set_tenant("t");
+    for (uint64_t i = 0; i < kAccepted; ++i) req.add_streams()->set_streamhash(i);
+    proto::ExceedsLimitsResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->ExceedsLimits(&ctx, req, &resp).ok());
+    ASSERT_EQ(resp.results_size(), 0);  // all accepted
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          int64_t produced = 0;
+          for (int32_t p = 0; p < kPartitions; ++p) produced += kafka_.EndOffset(p);
+          return produced == int64_t{kAccepted};
+        },
+        30s));
+    node.Kill(SIGKILL);
+  }
+  NodeProcess node(kafka_, dir, dir_.Sub("second.log"));
+  ASSERT_TRUE(WaitFor([&] { return node.ReadyWithAllPartitions(); }, 90s)) << node.Log();
+  node.Kill(SIGTERM);
+  testing::RunResult tenants = testing::RunProgram({LIMITSCTL, "--db", dir + "/db", "--json", "tenants"});
+  EXPECT_THAT(tenants.out, ::testing::HasSubstr("\"total_streams\": 200")) << tenants.out;
 }
 
 // 3. Two nodes in one group split the partitions; when one leaves, the other takes them and
@@ -363,6 +400,49 @@ TEST_F(NodeTest, Item1_OnlyTheGiveUpServesAPartitionWhoseOffsetsAreUnknown) {
   rd_kafka_mock_clear_request_errors(kafka_.mock(), 2);
   // Replay of what is there still happens: all 8 records, from the beginning.
   ASSERT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 8; }, 60s));
+}
+
+// Item 1 with a slow leader instead of errors: partition 0's leader answers after 1.5 s,
+// longer than a look-up's first timeout (1 s here; 5 s by default). The other partitions do not wait for it; partition 0
+// is not served (reason 1) until its retried look-up answered and its replay finished; then
+// the tenant at 900 of 1000 streams is admitted exactly 100 of 300 new ones.
+TEST_F(NodeTest, Item1_ASlowLeaderKeepsOnlyItsPartitionUnservedUntilItsDataIsIn) {
+  const int64_t now = NowMs();
+  rd_kafka_mock_coordinator_set(kafka_.mock(), "group", "limitsd-zone-a", 1);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    rd_kafka_mock_partition_set_leader(kafka_.mock(), testing::kTopic, p, p == 0 ? 2 : 1);
+  }
+  for (uint64_t i = 0; i < 900; ++i) kafka_.Produce("t", i, now - 1000);
+  kafka_.Flush();
+  rd_kafka_mock_broker_set_rtt(kafka_.mock(), 2, 1500);
+  const auto started = std::chrono::steady_clock::now();
+  auto node = Start("a", "zone-a", [](config::Config& c) {
+    c.limits.defaults.max_global_streams_per_user = 1000;
+    c.limits.defaults.ingestion_rate_mb = 0;  // not rate limited
+  }, NodeOptions{.lookup_timeout = 1s});
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return ReadyPartitions(*node) == std::set<int32_t>{1, 2, 3}; }, 60s));
+  const double others_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::vector<Rejection> rejected;
+  ASSERT_TRUE(node->checker().ExceedsLimits(
+      "t", std::vector<StreamUpdate>{{.stream_hash = HashIn(0, 5000), .bytes = 1, .policy = ""}}, &rejected).ok());
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].reason, kReasonFailed);  // partition 0: not served yet
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 90s));
+  const double all_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  rd_kafka_mock_broker_set_rtt(kafka_.mock(), 2, 0);
+  std::optional<PartitionInfo> slow = node->partitions().Get(0);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_FALSE(slow->lookup_failed);
+  EXPECT_EQ(Streams(*node, "t", all_), 900u);
+  std::vector<StreamUpdate> fresh;
+  for (uint64_t i = 0; i < 300; ++i) fresh.push_back({.stream_hash = 10'000 + i, .bytes = 10, .policy = ""});
+  rejected.clear();
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", fresh, &rejected).ok());
+  EXPECT_EQ(rejected.size(), 200u);  // 100 of 300 admitted
+  std::printf("slow leader (1.5 s RTT, 1 s first timeout): partitions 1-3 ready after %.1f s, partition 0 after %.1f s with its data; "
+              "%zu of 300 new streams admitted at 900/1000\n",
+              others_s, all_s, 300 - rejected.size());
 }
 
 // Item 10: a transaction's commit marker at the end of a partition takes the offset end - 1,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "testing/fake_log.h"
 
 namespace limits {
@@ -196,6 +198,36 @@ TEST(AssignmentLookupTest, Item1_WhenOnlyTheWindowStartFailsItReplaysFromMaxOfCh
   EXPECT_EQ(lookup.result().resume_offset, 300);
   EXPECT_EQ(lookup.result().end_offset, 1010);
   EXPECT_EQ(log.probes[0], 3);
+}
+
+// A slow leader (answers after 6 s) fails each step's first 5 s attempt; the retry waits
+// twice as long and gets the answer, instead of falling back to a longer replay.
+TEST(AssignmentLookupTest, Item1_WindowStepTimeoutsGrowSoASlowLeaderAnswersTheRetry) {
+  class SlowLeader final : public OffsetSource {
+   public:
+    Result<LogBounds> Bounds(int32_t, std::chrono::milliseconds t) override {
+      if (t < 6s) return Status::Unavailable("timed out");
+      return LogBounds{0, 100};
+    }
+    Result<std::optional<int64_t>> OffsetForTime(int32_t, int64_t, std::chrono::milliseconds t) override {
+      time_timeouts.push_back(t);
+      if (t < 6s) return Status::Unavailable("timed out");
+      return std::optional<int64_t>();  // "none", as the mock answers
+    }
+    Result<Probe> ProbeAt(int32_t, int64_t at, std::chrono::milliseconds t) override {
+      probe_timeouts.push_back(t);
+      if (t < 6s) return Status::Unavailable("timed out");
+      return Probe{.kind = Probe::Kind::kRecord, .offset = at, .timestamp_ms = kNow};
+    }
+    std::vector<std::chrono::milliseconds> time_timeouts, probe_timeouts;
+  } source;
+  AssignmentLookup lookup(Input(0), {.timeout = 5s, .probe_timeout = 5s});
+  for (int i = 0; i < 20 && lookup.Step(source, kNow).kind != AssignmentLookup::Next::kDone; ++i) {
+  }
+  EXPECT_EQ(lookup.result().source, ResumeSource::kLowProbe);
+  EXPECT_EQ(lookup.result().resume_offset, 0);
+  EXPECT_EQ(source.time_timeouts, (std::vector<std::chrono::milliseconds>{5s, 10s}));
+  EXPECT_EQ(source.probe_timeouts, (std::vector<std::chrono::milliseconds>{5s, 10s}));
 }
 
 TEST(AssignmentLookupTest, ImplausibleBoundsAreRetriedNotTrusted) {
