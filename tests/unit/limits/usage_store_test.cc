@@ -328,8 +328,12 @@ TEST_F(UsageStoreTest, StreamsAreProducedAtMostOncePerInterval) {
   EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
 }
 
-TEST_F(UsageStoreTest, UpdatesAreDurableWhenUpdateCondReturns) {
+// A request writes nothing; the next flush (the consumer's, every second) persists it.
+TEST_F(UsageStoreTest, UpdateCondChangesMemoryAndTheNextFlushPersistsIt) {
   Check("a", {HashIn(0, 1), HashIn(1, 1)}, Limit(10), all_);
+  EXPECT_TRUE(DiskRows(0).empty());
+  EXPECT_EQ(store_->UsageOf("a", all_).active_streams, 2u);
+  ASSERT_TRUE(store_->Flush().ok());
   EXPECT_EQ(DiskRows(0), MemoryRows(0));
   EXPECT_EQ(DiskRows(1), MemoryRows(1));
   EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), clock_.NowSeconds());  // last produced
@@ -603,6 +607,7 @@ TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
   EXPECT_EQ(store_->UsageOf("shared", all_).active_streams, 150u);
   EXPECT_EQ(store_->UsageOf("other", all_).active_streams, 1000u);
   ExpectCountsEqualFullScan();
+  ASSERT_TRUE(store_->Flush().ok());
   for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(DiskRows(p), MemoryRows(p));
 }
 
