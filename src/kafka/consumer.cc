@@ -87,7 +87,8 @@ Status Consumer::Start() {
       .Kv("protocol", "cooperative-sticky")
       .Kv("static_membership", options_.static_membership);
   running_ = true;
-  last_apply_ = last_flush_ = last_progress_ = std::chrono::steady_clock::now();
+  last_apply_ = last_commit_ = last_progress_ = std::chrono::steady_clock::now();
+  flusher_.Start(options_.flush_interval, [this] { Persist(); });
   thread_ = std::thread([this] { Run(); });
   return Status::OK();
 }
@@ -95,6 +96,7 @@ Status Consumer::Start() {
 void Consumer::Stop() {
   running_ = false;
   if (thread_.joinable()) thread_.join();
+  flusher_.Stop();
 }
 
 void Consumer::DeliverPlans(std::vector<AssignmentPlan> plans) {
@@ -127,15 +129,21 @@ void Consumer::Run() {
     ApplyPlans();
     const auto now = std::chrono::steady_clock::now();
     if (pending_records_ >= options_.apply_records || now - last_apply_ >= options_.apply_interval) ApplyPending();
-    if (records_since_flush_ >= options_.flush_records || now - last_flush_ >= options_.flush_interval) {
-      FlushAndCommit();
+    if (records_since_flush_ >= options_.flush_records) {
+      flusher_.Trigger();
+      records_since_flush_ = 0;
     }
+    if (now - last_commit_ >= options_.flush_interval) CommitOffsets();
     if (now - last_progress_ >= options_.progress_interval) LogProgress();
     if (states_changed_) LogReadiness();
   }
   // Graceful stop: finish the batch and its checkpoint, then leave the group (the final
   // revoke persists the revocation and commits).
-  FlushAndCommit();
+  if (!stats_.left_group.load(std::memory_order_relaxed)) {
+    ApplyPending();
+    if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "final flush failed").Kv("error", s.ToString());
+  }
+  CommitOffsets();
   // librdkafka 2.0.2 asserts (rd_kafka_sticky_assignor_state_destroy) when a consumer whose
   // JoinGroup was answered is destroyed before its first SyncGroup: let a join in progress
   // finish first. A member id means a JoinGroup was answered.
@@ -312,16 +320,19 @@ void Consumer::FinishReplayIfDone(int32_t partition, Local& l) {
       .Kv("seconds", seconds);
 }
 
-void Consumer::FlushAndCommit() {
-  if (stats_.left_group.load(std::memory_order_relaxed)) return;
-  ApplyPending();
-  if (Status s = store_.Flush(); !s.ok()) {
-    log::Error("consumer", "flush failed").Kv("error", s.ToString());
-  }
+void Consumer::Persist() {
+  if (stats_.left_group.load(std::memory_order_relaxed)) return;  // the store refuses updates
+  const Status s = store_.Flush();
   stats_.flushes.fetch_add(1, std::memory_order_relaxed);
-  records_since_flush_ = 0;
-  last_flush_ = std::chrono::steady_clock::now();
-  // Tell the group how far we are (lag tools); the local checkpoint stays the source of truth.
+  if (s.ok() == !flush_failed_) return;
+  flush_failed_ = !s.ok();
+  if (flush_failed_) log::Error("consumer", "flush failed").Kv("error", s.ToString());
+  else log::Info("consumer", "flushes succeed again");
+}
+
+void Consumer::CommitOffsets() {
+  if (stats_.left_group.load(std::memory_order_relaxed)) return;
+  last_commit_ = std::chrono::steady_clock::now();
   std::vector<RdKafka::TopicPartition*> commits;
   for (const auto& [p, l] : assigned_) {
     if (l.state == PartitionState::kPending) continue;

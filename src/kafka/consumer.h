@@ -31,6 +31,7 @@
 #include <prometheus/registry.h>
 
 #include "common/clock.h"
+#include "common/periodic.h"
 #include "kafka/kafka_conf.h"
 #include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
@@ -68,8 +69,9 @@ class Consumer {
     // Buffered records are applied to memory at least this often (or per this many records)...
     std::chrono::milliseconds apply_interval{50};
     size_t apply_records = 20'000;
-    // ...and persisted with their checkpoints at least this often (or per this many records).
-    // Larger numbers coalesce more updates per row written during a replay.
+    // ...and persisted with their checkpoints at least this often (or per this many records),
+    // by a thread of its own: consuming never waits for RocksDB's write. Larger numbers
+    // coalesce more updates per row written during a replay.
     std::chrono::milliseconds flush_interval{1000};
     size_t flush_records = 1'000'000;
     std::chrono::milliseconds progress_interval{5000};  // replay progress log lines
@@ -118,7 +120,11 @@ class Consumer {
   // Applies buffered records of every partition (or of `only`) to the store's memory.
   void ApplyPending(const std::vector<int32_t>* only = nullptr);
   void FinishReplayIfDone(int32_t partition, Local& l);
-  void FlushAndCommit();
+  // Tells the group how far the checkpoints are (lag tools; the local checkpoint stays the
+  // source of truth).
+  void CommitOffsets();
+  // The flusher thread's work: persist what was applied (and requests changed).
+  void Persist();
   // The store failed (sticky): leave the group once, so the partitions move elsewhere.
   void LeaveOnStoreFailure();
   void LogProgress();
@@ -141,6 +147,8 @@ class Consumer {
   std::unique_ptr<proto::StreamMetadataRecord> scratch_;
   std::thread thread_;
   std::atomic<bool> running_{false};
+  Periodic flusher_;
+  bool flush_failed_ = false;  // flusher thread only: log a failure once per state change
 
   std::mutex plans_mu_;
   std::vector<AssignmentPlan> plans_;  // GUARDED_BY(plans_mu_)
@@ -154,7 +162,7 @@ class Consumer {
   bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
   bool rebalanced_once_ = false;  // a rebalance callback ran: the group's first join completed
   int64_t replay_started_ms_ = 0;  // first plan of the current not-all-ready stretch
-  std::chrono::steady_clock::time_point last_apply_, last_flush_, last_progress_;
+  std::chrono::steady_clock::time_point last_apply_, last_commit_, last_progress_;
 };
 
 }  // namespace limits::kafka
