@@ -33,7 +33,7 @@ struct ScenarioOptions {
 };
 
 struct GrpcFigures {
-  double requests_per_s = 0, streams_per_s = 0, p50_ms = 0, p99_ms = 0;
+  double requests_per_s = 0, streams_per_s = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   int64_t errors = 0;
   bool ok = false;
 };
@@ -44,7 +44,7 @@ struct ScenarioResult {
   double produce_s = 0;
   std::optional<RawConsumeResult> raw;
   std::optional<NodeFigures> cold, after_kill, after_term;
-  GrpcFigures trivial, exceeds, exceeds_half;
+  GrpcFigures trivial, trivial_half, exceeds, exceeds_half;
   int64_t streams = 0;  // held by the node after the warm restart
 };
 
