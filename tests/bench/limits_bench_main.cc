@@ -3,7 +3,7 @@
 // side with the targets; --memory adds the 10 M-stream memory run.
 // Usage: limits_bench --limitsd P --limitsctl P --mock-broker P --grpc-load P [--dir D]
 //        [--broker mock|kafka|both] [--records N] [--streams N] [--tenants N] [--partitions N]
-//        [--spread DUR] [--grpc-seconds S] [--grpc-callers C] [--no-grpc]
+//        [--spread DUR] [--grpc-seconds S] [--grpc-callers C] [--new-fraction F] [--no-grpc]
 //        [--memory] [--memory-streams N] [--memory-only]
 #include <unistd.h>
 
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     else if (k == "--spread") o.spread = value();
     else if (k == "--grpc-seconds") o.grpc_seconds = std::stod(value());
     else if (k == "--grpc-callers") o.grpc_callers = std::stoi(value());
+    else if (k == "--new-fraction") o.new_fraction = std::stod(value());
     else if (k == "--no-grpc") o.grpc = false;
     else if (k == "--memory") memory = true;
     else if (k == "--memory-only") memory = memory_only = true;

@@ -101,8 +101,8 @@ void PrintReport(const ScenarioOptions& o, const std::vector<ScenarioResult>& re
       std::printf("  cold peak RSS / warm RSS: %.1fx (target <= 1.5x: %s)\n", peak, Met(peak <= 1.5));
     }
     if (r.trivial.ok && r.exceeds.ok) {
-      std::printf("  gRPC, %d callers in a separate process, 100 streams per request (~5%% new), %.0f s each:\n",
-                  o.grpc_callers, o.grpc_seconds);
+      std::printf("  gRPC, %d callers in a separate process, 100 streams per request (%.0f%% new), %.0f s each:\n",
+                  o.grpc_callers, o.new_fraction * 100, o.grpc_seconds);
       auto g = [](const char* what, const GrpcFigures& f) {
         std::printf("    %-36s %6.0f req/s %8.0f streams/s  ms: p50 %5.2f p90 %5.2f p99 %6.2f max %6.1f  errors %lld\n",
                     what, f.requests_per_s, f.streams_per_s, f.p50_ms, f.p90_ms, f.p99_ms, f.max_ms,

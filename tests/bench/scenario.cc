@@ -31,7 +31,8 @@ Result<GrpcFigures> RunLoad(const Paths& paths, const ScenarioOptions& o, int po
                             const std::string& name) {
   Child load({paths.grpc_load, "--target", "127.0.0.1:" + std::to_string(port), "--method", method, "--seconds",
               std::to_string(o.grpc_seconds), "--callers", std::to_string(o.grpc_callers), "--rate", std::to_string(rate),
-              "--tenants", std::to_string(o.tenants), "--streams-per-tenant", std::to_string(o.streams / o.tenants)},
+              "--tenants", std::to_string(o.tenants), "--streams-per-tenant", std::to_string(o.streams / o.tenants),
+              "--new-fraction", std::to_string(o.new_fraction)},
              paths.dir + "/grpc_" + name + ".out");
   if (load.Wait() != 0) return Status::Unavailable("grpc_load " + name + " failed: " + load.Output());
   GrpcFigures g;

@@ -28,6 +28,7 @@ struct ScenarioOptions {
   bool grpc = true;
   double grpc_seconds = 10;
   int grpc_callers = 8;
+  double new_fraction = 0.05;  // of each ExceedsLimits request's streams: never produced
   bool raw = true;
   bool kill_restart = true;  // the SIGKILL restart (the memory run skips it)
 };
