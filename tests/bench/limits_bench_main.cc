@@ -97,5 +97,6 @@ int main(int argc, char** argv) {
     }
     PrintMemoryReport(mo, *r);
   }
+  std::printf("\nlogs (limitsd, loadgen, grpc_load, mock broker): %s\n", paths.dir.c_str());
   return 0;
 }

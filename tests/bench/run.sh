@@ -12,8 +12,7 @@
 #   tests/bench/run.sh --records 400000 --streams 100000   a quick, smaller run
 # Other options go to limits_bench (--partitions, --tenants, --spread, --grpc-seconds,
 # --grpc-callers, --new-fraction, --no-grpc, --memory-streams, --dir). BUILD_DIR (default
-# build) picks the build
-# tree; NO_BUILD=1 skips the build step.
+# build) picks the build tree; NO_BUILD=1 skips the build step.
 set -euo pipefail
 
 command_line="$*"
@@ -25,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --real-kafka) broker=kafka; shift ;;
     --both) broker=both; shift ;;
-    --help|-h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

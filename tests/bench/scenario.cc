@@ -130,6 +130,8 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
     ASSIGN_OR_RETURN(r.exceeds_half, RunLoad(paths, o, port, "exceeds", r.exceeds.requests_per_s / 2, "exceeds_half"));
   }
   node.child().Kill(SIGTERM);
+  // The logs stay for a look at what the figures came from; the store (up to GiBs) does not.
+  std::filesystem::remove_all(paths.dir + "/db");
   return r;
 }
 
