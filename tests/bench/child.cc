@@ -1,0 +1,86 @@
+// Child: fork/exec with output to a file and a held stdin pipe (see child.h).
+#include "child.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace limits::bench {
+
+Child::Child(const std::vector<std::string>& argv, const std::string& output_path) : output_path_(output_path) {
+  int in[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return;
+  started_wall_ms_ = WallMs();
+  pid_ = fork();
+  if (pid_ == 0) {
+    const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 || dup2(in[0], STDIN_FILENO) < 0) _exit(126);
+    std::vector<std::string> args = argv;
+    std::vector<char*> raw;
+    for (auto& a : args) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  close(in[0]);
+  stdin_fd_ = in[1];
+}
+
+Child::~Child() {
+  if (Running()) Kill(SIGKILL);
+  if (stdin_fd_ >= 0) close(stdin_fd_);
+}
+
+int Child::Kill(int sig) {
+  if (pid_ > 0 && !status_) kill(pid_, sig);
+  Wait();
+  return status_.value_or(-1);
+}
+
+int Child::Wait() {
+  if (pid_ > 0 && !status_) {
+    int st = 0;
+    if (waitpid(pid_, &st, 0) == pid_) status_ = st;
+  }
+  return status_ && WIFEXITED(*status_) ? WEXITSTATUS(*status_) : -1;
+}
+
+bool Child::Running() {
+  if (pid_ <= 0 || status_) return false;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    status_ = st;
+    return false;
+  }
+  return true;
+}
+
+std::string Child::Output() const { return ReadFile(output_path_); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t ProcStatusBytes(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;  // "kB"
+  }
+  return 0;
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace limits::bench

@@ -1,0 +1,145 @@
+// Report (see report.h).
+#include "report.h"
+
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace limits::bench {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+const char* Met(bool met) { return met ? "met" : "MISSED"; }
+
+struct Column {
+  std::string name;
+  const ScenarioResult* r;
+  const NodeFigures* f;
+};
+
+}  // namespace
+
+void PrintReport(const ScenarioOptions& o, const std::vector<ScenarioResult>& results) {
+  std::vector<Column> cols;
+  for (const ScenarioResult& r : results) {
+    if (r.cold) cols.push_back({r.broker + " cold", &r, &*r.cold});
+    if (r.after_kill) cols.push_back({r.broker + " SIGKILL", &r, &*r.after_kill});
+    if (r.after_term) cols.push_back({r.broker + " SIGTERM", &r, &*r.after_term});
+  }
+  std::printf("\nlimitsd restarts: %lld records over %lld streams of %u tenants, %d partitions, timestamps over %s,"
+              " 1 MB lz4 batches\n",
+              static_cast<long long>(o.records), static_cast<long long>(o.streams), o.tenants, o.partitions,
+              o.spread.c_str());
+  std::printf("%-34s", "");
+  for (const Column& c : cols) std::printf(" %14s", c.name.c_str());
+  std::printf("   target\n");
+  auto row = [&](const char* label, const std::function<std::string(const Column&)>& cell, const char* target) {
+    std::printf("%-34s", label);
+    for (const Column& c : cols) std::printf(" %14s", cell(c).c_str());
+    std::printf("   %s\n", target);
+  };
+  row("process start -> assigned s", [](const Column& c) { return Fmt("%.2f", c.f->start_to_assigned_s); }, "(group join)");
+  row("assigned -> look-ups done s", [](const Column& c) { return Fmt("%.2f", c.f->assigned_to_lookups_s); }, "<= 1 s");
+  row("look-ups done -> ready s", [](const Column& c) { return Fmt("%.2f", c.f->lookups_to_ready_s); }, "(replay)");
+  row("assigned -> ready s", [](const Column& c) { return Fmt("%.2f", c.f->assigned_to_ready_s); }, "cold/warm >= 20x");
+  row("process start -> ready s", [](const Column& c) { return Fmt("%.2f", c.f->start_to_ready_s); },
+      "warm <= join + 1 s");
+  row("store open s", [](const Column& c) { return Fmt("%.2f", c.f->store_open_s); }, "");
+  row("records replayed", [](const Column& c) { return Fmt("%.0f", static_cast<double>(c.f->replayed)); }, "");
+  row("look-ups given up", [](const Column& c) { return Fmt("%.0f", static_cast<double>(c.f->gave_up)); }, "0");
+  row("replay records/s", [](const Column& c) { return Fmt("%.0f", c.f->replay_rate()); }, "");
+  row("replay / raw consume", [](const Column& c) {
+        return c.r->raw && c.f->replayed > 0 ? Fmt("%.2f", c.f->replay_rate() / c.r->raw->records_per_s()) : std::string("-");
+      }, ">= 0.8");
+  row("RSS when ready MiB", [](const Column& c) { return Fmt("%.0f", static_cast<double>(c.f->rss_ready) / kMiB); }, "");
+  row("peak RSS (VmHWM) MiB", [](const Column& c) { return Fmt("%.0f", static_cast<double>(c.f->rss_peak) / kMiB); },
+      "cold peak <= 1.5 x warm");
+  row("RSS per stream B", [](const Column& c) {
+        return c.r->streams > 0 ? Fmt("%.0f", static_cast<double>(c.f->rss_ready) / static_cast<double>(c.r->streams))
+                                : std::string("-");
+      }, "<= 64 at 10 M (--memory)");
+
+  for (const ScenarioResult& r : results) {
+    std::printf("\n[%s]\n", r.broker.c_str());
+    std::printf("  produce (limitsctl loadgen): %.1f s; %s", r.produce_s, r.produce_summary.c_str());
+    if (!r.produce_summary.empty() && r.produce_summary.back() != '\n') std::printf("\n");
+    if (r.raw) {
+      std::printf("  bare librdkafka consumer: %lld records in %.2f s from the first record = %.0f records/s"
+                  " (assign -> first record %.2f s)\n",
+                  static_cast<long long>(r.raw->records), r.raw->seconds, r.raw->records_per_s(), r.raw->connect_seconds);
+    }
+    if (r.cold && r.cold->replayed > 0 && r.raw) {
+      const double ratio = r.cold->replay_rate() / r.raw->records_per_s();
+      std::printf("  cold replay / raw consume: %.2f (target >= 0.8: %s)\n", ratio, Met(ratio >= 0.8));
+    }
+    const NodeFigures* warm[] = {r.after_kill ? &*r.after_kill : nullptr, r.after_term ? &*r.after_term : nullptr};
+    const char* names[] = {"SIGKILL", "SIGTERM"};
+    for (int i = 0; i < 2; ++i) {
+      if (!warm[i] || !r.cold) continue;
+      const NodeFigures& w = *warm[i];
+      const double ratio = w.assigned_to_ready_s > 0 ? r.cold->assigned_to_ready_s / w.assigned_to_ready_s : 0;
+      std::printf("  cold/warm (%s) assignment->ready: %.2f s / %.2f s = %.1fx (target >= 20x: %s)\n", names[i],
+                  r.cold->assigned_to_ready_s, w.assigned_to_ready_s, ratio, Met(ratio >= 20));
+      std::printf("  warm (%s) process start->ready %.2f s vs assigned at %.2f s + 1 s (target: %s)\n", names[i],
+                  w.start_to_ready_s, w.start_to_assigned_s, Met(w.start_to_ready_s <= w.start_to_assigned_s + 1));
+    }
+    const NodeFigures* all[] = {r.cold ? &*r.cold : nullptr, warm[0], warm[1]};
+    double worst_lookup = 0;
+    for (const NodeFigures* f : all) {
+      if (f) worst_lookup = std::max(worst_lookup, f->assigned_to_lookups_s);
+    }
+    std::printf("  look-ups (worst of cold and warm): %.2f s (target <= 1 s: %s)\n", worst_lookup, Met(worst_lookup <= 1));
+    if (r.cold && r.after_term && r.after_term->rss_ready > 0) {
+      const double peak = static_cast<double>(r.cold->rss_peak) / static_cast<double>(r.after_term->rss_ready);
+      std::printf("  cold peak RSS / warm RSS: %.1fx (target <= 1.5x: %s)\n", peak, Met(peak <= 1.5));
+    }
+    if (r.trivial.ok && r.exceeds.ok) {
+      std::printf("  gRPC, %d callers in a separate process, 100 streams per request (%.0f%% new), %.0f s each:\n",
+                  o.grpc_callers, o.new_fraction * 100, o.grpc_seconds);
+      auto g = [](const char* what, const GrpcFigures& f) {
+        std::printf("    %-36s %6.0f req/s %8.0f streams/s  ms: p50 %5.2f p90 %5.2f p99 %6.2f max %6.1f  errors %lld\n",
+                    what, f.requests_per_s, f.streams_per_s, f.p50_ms, f.p90_ms, f.p99_ms, f.max_ms,
+                    static_cast<long long>(f.errors));
+      };
+      g("trivial call (ceiling), saturated", r.trivial);
+      g("trivial call at half of saturation", r.trivial_half);
+      g("ExceedsLimits, saturated", r.exceeds);
+      g("ExceedsLimits at half of saturation", r.exceeds_half);
+      const double ratio = r.trivial.requests_per_s > 0 ? r.exceeds.requests_per_s / r.trivial.requests_per_s : 0;
+      std::printf("  ExceedsLimits / ceiling: %.2f (target >= 0.7: %s); stream checks/s %.0f (target >= 1 M: %s)\n",
+                  ratio, Met(ratio >= 0.7), r.exceeds.streams_per_s, Met(r.exceeds.streams_per_s >= 1e6));
+      std::printf("  ExceedsLimits p99 at half of saturation: %.2f ms (target < 2 ms: %s); the trivial call's: %.2f ms\n",
+                  r.exceeds_half.p99_ms, Met(r.exceeds_half.p99_ms < 2), r.trivial_half.p99_ms);
+    }
+  }
+}
+
+void PrintMemoryReport(const ScenarioOptions& o, const ScenarioResult& r) {
+  std::printf("\nmemory (%s): %lld records over %lld streams of %u tenants, %d partitions\n", r.broker.c_str(),
+              static_cast<long long>(o.records), static_cast<long long>(o.streams), o.tenants, o.partitions);
+  if (r.cold) {
+    std::printf("  cold start: ready in %.2f s, replayed %lld records; RSS %.0f MiB, peak %.0f MiB\n",
+                r.cold->start_to_ready_s, static_cast<long long>(r.cold->replayed),
+                static_cast<double>(r.cold->rss_ready) / kMiB, static_cast<double>(r.cold->rss_peak) / kMiB);
+  }
+  if (r.after_term && r.streams > 0) {
+    const double per = static_cast<double>(r.after_term->rss_ready) / static_cast<double>(r.streams);
+    std::printf("  warm restart (SIGTERM): ready in %.2f s, %lld streams loaded in %.2f s; RSS %.0f MiB = %.1f B/stream"
+                " (target <= 64: %s)\n",
+                r.after_term->start_to_ready_s, static_cast<long long>(r.streams), r.after_term->store_open_s,
+                static_cast<double>(r.after_term->rss_ready) / kMiB, per, Met(per <= 64));
+    if (r.cold) {
+      const double peak = static_cast<double>(r.cold->rss_peak) / static_cast<double>(r.after_term->rss_ready);
+      std::printf("  cold peak RSS / warm RSS: %.1fx (target <= 1.5x: %s)\n", peak, Met(peak <= 1.5));
+    }
+  }
+}
+
+}  // namespace limits::bench

@@ -1,0 +1,54 @@
+// Scenario: issue 9's restart scenario on one broker — fill the topic with loadgen, read it
+// with a bare consumer, then limitsd cold, after SIGKILL and after SIGTERM on the same volume,
+// then gRPC load on the last node — and the figures it yields.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "node_run.h"
+#include "raw_consume.h"
+
+namespace limits::bench {
+
+struct Paths {
+  std::string limitsd, limitsctl, mock_broker, grpc_load, dir;
+};
+
+struct ScenarioOptions {
+  std::string broker = "mock";  // or "kafka"
+  int64_t records = 4'000'000;
+  int64_t streams = 1'000'000;
+  uint32_t tenants = 100;
+  int partitions = 64;
+  std::string spread = "90m";
+  bool grpc = true;
+  double grpc_seconds = 10;
+  int grpc_callers = 8;
+  double new_fraction = 0.05;  // of each ExceedsLimits request's streams: never produced
+  bool raw = true;
+  bool kill_restart = true;  // the SIGKILL restart (the memory run skips it)
+};
+
+struct GrpcFigures {
+  double requests_per_s = 0, streams_per_s = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
+  int64_t errors = 0;
+  bool ok = false;
+};
+
+struct ScenarioResult {
+  std::string broker;
+  std::string produce_summary;
+  double produce_s = 0;
+  std::optional<RawConsumeResult> raw;
+  std::optional<NodeFigures> cold, after_kill, after_term;
+  GrpcFigures trivial, trivial_half, exceeds, exceeds_half;
+  int64_t streams = 0;  // held by the node after the warm restart
+};
+
+Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o);
+
+}  // namespace limits::bench
