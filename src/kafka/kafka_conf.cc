@@ -114,7 +114,7 @@ Properties ConsumerDefaults(const std::string& brokers, const std::string& group
       // A replay is complete when the position reaches the end offset; the end-of-log event
       // carries it past control records and compaction gaps that no record would.
       {"enable.partition.eof", "true"},
-      // Measured on the mock (node_restart_bench, 1M records): 100 ms / 200K queued replayed at
+      // Measured on the mock (node_restart_bench, now tests/bench/run.sh; 1M records): 100 ms / 200K queued replayed at
       // ~240K records/s, these at ~800K. The local queue stays bounded by
       // queued.max.messages.kbytes (64 MiB for the whole consumer).
       {"fetch.wait.max.ms", "50"},
