@@ -84,7 +84,7 @@ uint32_t TenantStreams::AllocRateSlot() {
   return slot;
 }
 
-StreamEntry& TenantStreams::Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes) {
+StreamEntry& TenantStreams::Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes, bool persist) {
   auto [it, created] = streams_.try_emplace(hash);
   StreamEntry& e = it->second;
   if (created) {
@@ -114,7 +114,8 @@ StreamEntry& TenantStreams::Observe(uint64_t hash, PolicyId policy, uint32_t see
     RateRing<uint32_t>::Add(RateSlot(e.rate_slot), n_, windows_.bucket_s, seen_s, bytes);
     RateRing<uint64_t>::Add(tenant_rate_.data(), n_, windows_.bucket_s, seen_s, bytes);
   }
-  MarkDirty(hash, e);
+  if (persist) MarkDirty(hash, e);
+  else if (!e.dirty) e.stale_row = 1;
   return e;
 }
 

@@ -33,7 +33,7 @@ struct StreamEntry {
   uint32_t rate_slot = 0;        // index of its ring in TenantStreams' slab
   PolicyId policy = 0;
   uint8_t dirty = 0;             // changed since the last flush
-  uint8_t unused = 0;
+  uint8_t stale_row = 0;         // refreshed in memory only since its row was last queued
 };
 static_assert(sizeof(StreamEntry) == 16);
 
@@ -62,8 +62,9 @@ class TenantStreams {
 
   // The stream was seen at `seen_s` under `policy` (from Policy()) with `bytes` more. Creates
   // it when unknown (or revives it when expired), keeps the newest last-seen time, and marks
-  // it for the next flush. `seen_s` must be inside the active window.
-  StreamEntry& Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes);
+  // it for the next flush unless `persist` is false: a refresh that may wait for the stream's
+  // next marked change or QueueStaleRows(). `seen_s` must be inside the active window.
+  StreamEntry& Observe(uint64_t hash, PolicyId policy, uint32_t seen_s, uint64_t bytes, bool persist = true);
 
   // Restores a stream from its row on disk; not marked for flushing.
   void Restore(uint64_t hash, PolicyId policy, uint32_t last_seen_s, uint32_t last_produced_s,
@@ -101,6 +102,19 @@ class TenantStreams {
   // The stream's ring, newest bucket first (n = windows.num_buckets()); returns its start.
   uint32_t RateNewestFirst(const StreamEntry& e, uint64_t* out) const;
 
+  // Queues the streams refreshed without being marked (Observe's `persist`) for the next
+  // flush; whether there were any. A scan of the tenant's streams: for stops, not per request.
+  bool QueueStaleRows() {
+    bool any = false;
+    for (auto& [hash, e] : streams_) {
+      if (!e.stale_row) continue;
+      e.stale_row = 0;
+      MarkDirty(hash, e);
+      any = true;
+    }
+    return any;
+  }
+
   // Writes queued since the last drain: deletions first, then the changed streams.
   bool HasPendingWrites() const { return !dirty_.empty() || !deleted_.empty(); }
   template <typename PutFn, typename DeleteFn>  // put(hash, const StreamEntry&), del(hash)
@@ -110,6 +124,7 @@ class TenantStreams {
       auto it = streams_.find(hash);
       if (it == streams_.end() || !it->second.dirty) continue;
       it->second.dirty = 0;
+      it->second.stale_row = 0;  // the row written is the stream as it is now
       put(hash, it->second);
     }
     deleted_.clear();

@@ -324,6 +324,15 @@ Status UsageStore::Flush() {
   return failed_;
 }
 
+void UsageStore::QueueRefreshes() {
+  for (auto& pu : partitions_) {
+    std::lock_guard lock(pu->mu());
+    pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
+      if (ts.QueueStaleRows()) pu->QueueForFlush(tid, ts);
+    });
+  }
+}
+
 Status UsageStore::WritePending() {
   storage::WriteBatch batch(db_);
   std::string key, value;
@@ -461,12 +470,18 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
         out->verdicts[i] = Verdict::kMaxStreams;
         continue;
       }
-      StreamEntry& entry = ts->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0);
+      // A refresh of a known stream under its policy is not written by itself: its row is
+      // rewritten when the stream is next due to be produced (at least every produce
+      // interval while requests keep coming), which is also what its record on the topic
+      // would restore after a crash. Writing every refresh made each flush rewrite every
+      // stream requested in the last second (ARCHITECTURE.md, "Serving without a write").
+      const bool persist = !active || e->policy != *pid;
+      StreamEntry& entry = ts->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
       if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
         ts->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
       }
-      pu.QueueForFlush(tid, *ts);
+      if (ts->HasPendingWrites()) pu.QueueForFlush(tid, *ts);
       out->verdicts[i] = Verdict::kAccepted;
     }
     if (created) pu.EraseIfEmpty(tid);  // every new stream rejected: forget the tenant here again

@@ -149,6 +149,9 @@ class UsageStore {
                        ApplyStats* stats = nullptr);
   // Persists everything applied or updated so far (group commit).
   Status Flush();
+  // Queues the streams requests refreshed without a write (UpdateCond's known streams not due
+  // to be produced) for the next Flush(): before a stop or a hand-over, so no recency is lost.
+  void QueueRefreshes();
 
   // --- serving -------------------------------------------------------------------------
   // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted

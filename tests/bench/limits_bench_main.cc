@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     else if (k == "--grpc-callers") o.grpc_callers = std::stoi(value());
     else if (k == "--new-fraction") o.new_fraction = std::stod(value());
     else if (k == "--no-grpc") o.grpc = false;
+    else if (k == "--node-set") o.node_sets.push_back(value());
     else if (k == "--memory") memory = true;
     else if (k == "--memory-only") memory = memory_only = true;
     else if (k == "--memory-streams") memory_streams = std::stoll(value());

@@ -79,7 +79,7 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
     r.raw = raw;
   }
 
-  const std::vector<std::string> sets = {
+  std::vector<std::string> sets = {
       "kafka.brokers=" + broker->bootstrap(),
       "kafka.topic=" + std::string(kTopic),
       "kafka.num_partitions=" + std::to_string(o.partitions),
@@ -91,6 +91,7 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
       "kafka.properties.session.timeout.ms=6000",
       "kafka.properties.heartbeat.interval.ms=500",
   };
+  sets.insert(sets.end(), o.node_sets.begin(), o.node_sets.end());
   // Give the node the time to persist what it replayed (its flush interval is 1 s) before a stop.
   auto settle = [] { std::this_thread::sleep_for(std::chrono::seconds(3)); };
 

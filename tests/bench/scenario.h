@@ -31,6 +31,7 @@ struct ScenarioOptions {
   double new_fraction = 0.05;  // of each ExceedsLimits request's streams: never produced
   bool raw = true;
   bool kill_restart = true;  // the SIGKILL restart (the memory run skips it)
+  std::vector<std::string> node_sets;  // more limitsd --set key=value (tuning experiments)
 };
 
 struct GrpcFigures {

@@ -339,6 +339,28 @@ TEST_F(UsageStoreTest, UpdateCondChangesMemoryAndTheNextFlushPersistsIt) {
   EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), clock_.NowSeconds());  // last produced
 }
 
+// A known stream's refresh is not written by itself (each flush would otherwise rewrite every
+// stream requested in the last second); its row follows when it is next produced, or when
+// QueueRefreshes() runs before a stop or a hand-over.
+TEST_F(UsageStoreTest, ARefreshIsWrittenWhenProducedOrQueuedNotPerFlush) {
+  Check("a", {HashIn(0, 1)}, Limit(10), all_);
+  ASSERT_TRUE(store_->Flush().ok());
+  const uint32_t first = std::get<1>(DiskRows(0).begin()->second);  // last seen
+  clock_.Advance(10s);
+  Check("a", {HashIn(0, 1)}, Limit(10), all_);  // refreshed, not due to be produced (60 s)
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first);
+  EXPECT_EQ(std::get<1>(MemoryRows(0).begin()->second), first + 10);
+  store_->QueueRefreshes();
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  clock_.Advance(60s);
+  Check("a", {HashIn(0, 1)}, Limit(10), all_);  // due to be produced: written
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first + 70);
+  EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), first + 70);  // last produced
+}
+
 std::vector<UsageStore::StreamRate> Rates(UsageStore& store, const std::vector<std::pair<uint64_t, uint64_t>>& bytes,
                                           const PartitionSet& serving) {
   std::vector<StreamUpdate> u;
