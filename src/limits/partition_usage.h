@@ -31,7 +31,16 @@ class PartitionUsage {
 
   // --- REQUIRES: mu() held -------------------------------------------------------------
   // The tenant's streams here, if any (*id set when found).
-  TenantStreams* Find(std::string_view name, TenantId* id = nullptr) {
+  // `hint`: the tenant's id as the caller resolved it earlier (once per request), tried
+  // before the node-wide directory, whose lock every request and the consumer share.
+  TenantStreams* Find(std::string_view name, TenantId* id = nullptr, std::optional<TenantId> hint = std::nullopt) {
+    if (hint) {
+      auto it = tenants_.find(*hint);
+      if (it != tenants_.end() && it->second->tenant() == name) {
+        if (id) *id = *hint;
+        return it->second.get();
+      }
+    }
     std::optional<TenantId> found = directory_.Find(name);
     if (!found) return nullptr;
     auto it = tenants_.find(*found);
@@ -42,8 +51,9 @@ class PartitionUsage {
   }
   // The tenant's streams here, created empty when new (taking a reference on the tenant's
   // id, released when they are erased); nullptr when the directory is full. *id is set.
-  TenantStreams* FindOrCreate(std::string_view name, TenantId* id = nullptr) {
-    if (TenantStreams* ts = Find(name, id)) return ts;
+  TenantStreams* FindOrCreate(std::string_view name, TenantId* id = nullptr,
+                              std::optional<TenantId> hint = std::nullopt) {
+    if (TenantStreams* ts = Find(name, id, hint)) return ts;
     std::optional<TenantId> acquired = directory_.Acquire(name);
     if (!acquired) return nullptr;
     if (id) *id = *acquired;

@@ -390,11 +390,12 @@ void UsageStore::NotePolicyOverflow(std::string_view tenant) {
 
 void UsageStore::CountPool(Admission& admission, std::string_view tenant, const PartitionSet& serving,
                            int64_t cutoff_s) {
+  const std::optional<TenantId> hint = directory_.Find(tenant);
   for (int32_t p : serving.ToVector()) {
     PartitionUsage* pu = Partition(p);
     if (pu == nullptr) continue;
     std::lock_guard lock(pu->mu());
-    if (TenantStreams* ts = pu->Find(tenant)) admission.CountPartition(*ts, cutoff_s);
+    if (TenantStreams* ts = pu->Find(tenant, nullptr, hint)) admission.CountPartition(*ts, cutoff_s);
   }
   admission.MarkCounted();
 }
@@ -426,6 +427,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
 
   Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
   std::lock_guard admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes]);
+  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per partition
   size_t k = 0;
   while (k < order.size()) {
     const auto p = static_cast<int32_t>(order[k] >> 32);
@@ -439,7 +441,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     std::unique_lock lock(pu.mu());
     RETURN_IF_ERROR(EnsurePresentLocked(pu));
     TenantId tid = 0;
-    TenantStreams* ts = pu.Find(tenant, &tid);
+    TenantStreams* ts = pu.Find(tenant, &tid, hint);
     bool created = false;
     bool recount = false;
     for (; k < end; ++k) {
@@ -455,9 +457,10 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
         }
       }
       if (ts == nullptr) {
-        ts = pu.FindOrCreate(tenant, &tid);
+        ts = pu.FindOrCreate(tenant, &tid, hint);
         if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
         created = true;
+        hint = tid;
       }
       std::optional<PolicyId> pid = ts->Policy(s.policy);
       if (!pid && active) pid = e->policy;  // a known stream keeps counting under its policy
@@ -509,14 +512,16 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
   auto rate_of = [&](const RateSum& sum) {
     return sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
   };
+  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per stream
   for (const StreamUpdate& s : streams) {
     const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
     if (!serving.Contains(p)) continue;
     PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
     std::lock_guard lock(pu.mu());
     TenantId tid = 0;
-    TenantStreams* ts = pu.FindOrCreate(tenant, &tid);
+    TenantStreams* ts = pu.FindOrCreate(tenant, &tid, hint);
     if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
+    hint = tid;
     StreamEntry* e = ts->Find(s.stream_hash);
     if (e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff) {
       // A stream: its row carries the rate; persisted with the next flush.
