@@ -1,6 +1,7 @@
 // HandlerPool: the threads IngestLimits calls run on, and the bounded FIFO they wait in.
 // gRPC's callback API hands each call over on one of its own few threads, which must not
-// block; our handlers may (the store's group commit), so they run here instead. A call that
+// block; our handlers may wait (a partition's mutex while the consumer applies a batch to it,
+// a tenant's admission stripe), so they run here instead. A call that
 // finds the queue full (max_queued calls, or max_queued_bytes of requests) is refused at
 // once: the caller answers RESOURCE_EXHAUSTED. Thread-safe; Stop() runs what is queued, then
 // joins (call it after the gRPC server has shut down).

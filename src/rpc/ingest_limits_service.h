@@ -1,6 +1,6 @@
 // IngestLimitsService: Loki's IngestLimits gRPC service on gRPC's callback API with raw
 // (ByteBuffer) methods. Each call is handed from gRPC's threads to a HandlerPool of our own
-// (handlers may wait on the store's group commit), so 1000 concurrent calls queue and are
+// (handlers may wait for partition mutexes and admission stripes), so 1000 concurrent calls queue and are
 // served instead of meeting "Server Threadpool Exhausted"; a full queue answers
 // RESOURCE_EXHAUSTED at once. Requests are parsed here (rpc/limits_server.proto: strings as
 // bytes), so a garbage body or a tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a
