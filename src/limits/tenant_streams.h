@@ -102,6 +102,15 @@ class TenantStreams {
   // The stream's ring, newest bucket first (n = windows.num_buckets()); returns its start.
   uint32_t RateNewestFirst(const StreamEntry& e, uint64_t* out) const;
 
+  // Releases the slack that growth left in its containers (after a load from disk).
+  void ShrinkToFit() {
+    streams_.rehash(0);
+    rate_slab_.shrink_to_fit();
+    free_rate_slots_.shrink_to_fit();
+    dirty_.shrink_to_fit();
+    deleted_.shrink_to_fit();
+  }
+
   // Queues the streams refreshed without being marked (Observe's `persist`) for the next
   // flush; whether there were any. A scan of the tenant's streams: for stops, not per request.
   bool QueueStaleRows() {

@@ -167,6 +167,8 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
     return true;
   });
   RETURN_IF_ERROR(scan);
+  // Loading grew every container by doubling; a warm node keeps what it loaded for hours.
+  pu.ForEachTenant([](TenantId, TenantStreams& ts) { ts.ShrinkToFit(); });
   if (corrupt > 0) {
     log::Error("store", "skipped undecodable rows (limitsctl verify reports them)")
         .Kv("partition", partition)
