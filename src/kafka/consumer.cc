@@ -7,7 +7,6 @@
 #include "common/log.h"
 #include "kafka/record_codec.h"
 #include "limits/record_filter.h"
-#include "proto/limits.pb.h"
 
 namespace limits::kafka {
 namespace {
@@ -67,8 +66,7 @@ Consumer::Consumer(Options options, UsageStore& store, PartitionManager& manager
                            .Register(registry)
                            .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
                                                                             300, 600, 1800})),
-      rebalance_(std::make_unique<RebalanceHandler>(*this)),
-      scratch_(std::make_unique<proto::StreamMetadataRecord>()) {}
+      rebalance_(std::make_unique<RebalanceHandler>(*this)) {}
 
 Consumer::~Consumer() { Stop(); }
 
@@ -188,8 +186,8 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
   stats_.fetched.fetch_add(1, std::memory_order_relaxed);
   l.position = offset + 1;
   l.advanced = true;
-  DecodedRecord r;
-  if (!DecodeRecord(message, *scratch_, &r)) {
+  RecordView r;
+  if (!DecodeRecord(message, &r)) {
     stats_.invalid.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -199,14 +197,12 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
     stats_.misrouted.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::optional<std::string_view> run_tag;
-  if (r.instance) run_tag = *r.instance;
-  if (!ShouldApply(l.state, r.zone, run_tag, options_.zone, options_.run_tag)) {
+  if (!ShouldApply(l.state, r.zone, r.instance, options_.zone, options_.run_tag)) {
     stats_.discarded.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  l.pending.push_back(OwnedRecord{.tenant = std::move(r.tenant),
-                                  .policy = std::move(r.policy),
+  l.pending.push_back(OwnedRecord{.tenant = std::string(r.tenant),
+                                  .policy = std::string(r.policy),
                                   .hash = r.stream_hash,
                                   .bytes = r.total_size,
                                   .timestamp_ms = message.timestamp().timestamp,

@@ -37,10 +37,6 @@
 #include "limits/partition_manager.h"
 #include "limits/usage_store.h"
 
-namespace proto {
-class StreamMetadataRecord;
-}
-
 namespace limits::kafka {
 
 struct ConsumerStats {
@@ -144,7 +140,6 @@ class Consumer {
 
   std::unique_ptr<RebalanceHandler> rebalance_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
-  std::unique_ptr<proto::StreamMetadataRecord> scratch_;
   std::thread thread_;
   std::atomic<bool> running_{false};
   Periodic flusher_;

@@ -1,26 +1,147 @@
 #include "kafka/record_codec.h"
 
+#include <librdkafka/rdkafka.h>
+
+#include <cstdint>
+
+#include "common/utf8.h"
 #include "limits/record_filter.h"
 #include "proto/limits.pb.h"
 
 namespace limits::kafka {
 
-bool DecodeRecord(RdKafka::Message& message, proto::StreamMetadataRecord& scratch, DecodedRecord* out) {
-  if (message.payload() == nullptr) return false;
-  if (!scratch.ParseFromArray(message.payload(), static_cast<int>(message.len()))) return false;
-  if (scratch.tenant().empty() || !scratch.has_metadata()) return false;
-  out->zone = scratch.zone();
-  out->tenant = scratch.tenant();
-  out->stream_hash = scratch.metadata().streamhash();
-  out->total_size = scratch.metadata().totalsize();
-  out->policy = scratch.metadata().ingestionpolicy();
-  out->instance.reset();
-  if (RdKafka::Headers* headers = message.headers()) {
-    const RdKafka::Headers::Header h = headers->get_last(kInstanceHeader);
-    if (h.err() == RdKafka::ERR_NO_ERROR && h.value() != nullptr) {
-      out->instance.emplace(static_cast<const char*>(h.value()), h.value_size());
+namespace {
+
+// Protobuf's wire format, as much of it as the two messages need.
+class WireReader {
+ public:
+  explicit WireReader(std::string_view bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  bool done() const { return p_ == end_; }
+
+  bool Varint(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const auto byte = static_cast<uint8_t>(*p_++);
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        *v = result;
+        return true;
+      }
+    }
+    return false;  // more than 10 bytes
+  }
+  bool Bytes(std::string_view* v) {
+    uint64_t n = 0;
+    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *v = std::string_view(p_, n);
+    p_ += n;
+    return true;
+  }
+  // Skips a field of another number (or of an unexpected wire type), as protobuf keeps it
+  // as an unknown field. Groups (wire types 3 and 4) fail the parse, as in proto3.
+  bool Skip(uint32_t wire_type) {
+    uint64_t ignored = 0;
+    std::string_view bytes;
+    switch (wire_type) {
+      case 0: return Varint(&ignored);
+      case 1: return Advance(8);
+      case 2: return Bytes(&bytes);
+      case 5: return Advance(4);
+      default: return false;
     }
   }
+  bool Tag(uint32_t* field, uint32_t* wire_type) {
+    uint64_t tag = 0;
+    if (!Varint(&tag) || tag > UINT32_MAX) return false;
+    *field = static_cast<uint32_t>(tag >> 3);
+    *wire_type = static_cast<uint32_t>(tag & 7);
+    return *field != 0;
+  }
+
+ private:
+  bool Advance(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) return false;
+    p_ += n;
+    return true;
+  }
+  const char* p_;
+  const char* end_;
+};
+
+bool DecodeMetadata(std::string_view bytes, RecordView* out) {
+  WireReader r(bytes);
+  while (!r.done()) {
+    uint32_t field = 0, type = 0;
+    if (!r.Tag(&field, &type)) return false;
+    if (field == 1 && type == 0) {
+      if (!r.Varint(&out->stream_hash)) return false;
+    } else if (field == 2 && type == 0) {
+      if (!r.Varint(&out->total_size)) return false;
+    } else if (field == 3 && type == 2) {
+      if (!r.Bytes(&out->policy) || !IsValidUtf8(out->policy)) return false;
+    } else if (!r.Skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool DecodeRecordValue(std::string_view value, RecordView* out) {
+  out->zone = out->tenant = out->policy = {};
+  out->stream_hash = out->total_size = 0;
+  bool has_metadata = false;
+  WireReader r(value);
+  while (!r.done()) {
+    uint32_t field = 0, type = 0;
+    if (!r.Tag(&field, &type)) return false;
+    std::string_view bytes;
+    if (field == 1 && type == 2) {
+      if (!r.Bytes(&out->zone) || !IsValidUtf8(out->zone)) return false;
+    } else if (field == 2 && type == 2) {
+      if (!r.Bytes(&out->tenant) || !IsValidUtf8(out->tenant)) return false;
+    } else if (field == 3 && type == 2) {
+      // A message field given twice is merged, as protobuf does.
+      if (!r.Bytes(&bytes) || !DecodeMetadata(bytes, out)) return false;
+      has_metadata = true;
+    } else if (!r.Skip(type)) {
+      return false;
+    }
+  }
+  return !out->tenant.empty() && has_metadata;
+}
+
+bool DecodeRecord(RdKafka::Message& message, RecordView* out) {
+  if (message.payload() == nullptr) return false;
+  if (!DecodeRecordValue(std::string_view(static_cast<const char*>(message.payload()), message.len()), out)) {
+    return false;
+  }
+  // The C API reads the header in place (the C++ one copies it into a new object per call).
+  out->instance.reset();
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(message.c_ptr(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const void* value = nullptr;
+    size_t size = 0;
+    if (rd_kafka_header_get_last(headers, kInstanceHeader, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        value != nullptr) {
+      out->instance.emplace(static_cast<const char*>(value), size);
+    }
+  }
+  return true;
+}
+
+bool DecodeRecord(RdKafka::Message& message, DecodedRecord* out) {
+  RecordView v;
+  if (!DecodeRecord(message, &v)) return false;
+  out->zone = v.zone;
+  out->tenant = v.tenant;
+  out->stream_hash = v.stream_hash;
+  out->total_size = v.total_size;
+  out->policy = v.policy;
+  if (v.instance) out->instance.emplace(*v.instance);
+  else out->instance.reset();
   return true;
 }
 

@@ -7,25 +7,39 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-
-namespace proto {
-class StreamMetadataRecord;
-}
+#include <string_view>
 
 namespace limits::kafka {
 
+// A record's fields as views into the message (or value) it was decoded from.
+struct RecordView {
+  std::string_view zone;
+  std::string_view tenant;
+  uint64_t stream_hash = 0;
+  uint64_t total_size = 0;
+  std::string_view policy;
+  std::optional<std::string_view> instance;  // our header; absent on other producers' records
+};
+
+// Decodes a StreamMetadataRecord value exactly as protobuf would parse it (unknown fields
+// skipped, the last of a repeated scalar wins, repeated metadata merged, strings valid
+// UTF-8), without allocating: the consumer decodes every record it replays. False when the
+// value does not parse or carries no tenant / metadata. `instance` is left as it was.
+bool DecodeRecordValue(std::string_view value, RecordView* out);
+
+// The value and our header of a consumed message; the views live as long as `message`.
+bool DecodeRecord(RdKafka::Message& message, RecordView* out);
+
+// The same, copied out of the message (for tools and tests that keep records).
 struct DecodedRecord {
   std::string zone;
   std::string tenant;
   uint64_t stream_hash = 0;
   uint64_t total_size = 0;
   std::string policy;
-  std::optional<std::string> instance;  // our header; absent on other producers' records
+  std::optional<std::string> instance;
 };
-
-// False when the value is not a StreamMetadataRecord (or carries no tenant / metadata).
-// `scratch` is reused across calls to avoid an allocation per record.
-bool DecodeRecord(RdKafka::Message& message, proto::StreamMetadataRecord& scratch, DecodedRecord* out);
+bool DecodeRecord(RdKafka::Message& message, DecodedRecord* out);
 
 std::string EncodeRecordValue(const std::string& zone, const std::string& tenant, uint64_t stream_hash,
                               uint64_t total_size, const std::string& policy);

@@ -112,7 +112,6 @@ std::vector<ReadRecord> ReadTopic(const std::string& bootstrap, size_t want) {
     consumer->start(topic.get(), p, RdKafka::Topic::OFFSET_BEGINNING, queue.get());
   }
   std::vector<ReadRecord> out;
-  proto::StreamMetadataRecord scratch;
   testing::WaitFor(
       [&] {
         // Everything available now (WaitFor pauses between calls).
@@ -124,7 +123,7 @@ std::vector<ReadRecord> ReadTopic(const std::string& bootstrap, size_t want) {
           if (m->key()) r.key = *m->key();
           r.timestamp_ms = m->timestamp().timestamp;
           r.create_time = m->timestamp().type == RdKafka::MessageTimestamp::MSG_TIMESTAMP_CREATE_TIME;
-          r.decoded = kafka::DecodeRecord(*m, scratch, &r.value);
+          r.decoded = kafka::DecodeRecord(*m, &r.value);
         }
         return out.size() >= want;
       },
