@@ -139,7 +139,6 @@ void Consumer::Run() {
   // revoke persists the revocation and commits).
   if (!stats_.left_group.load(std::memory_order_relaxed)) {
     ApplyPending();
-    store_.QueueRefreshes();
     if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "final flush failed").Kv("error", s.ToString());
   }
   CommitOffsets();
@@ -420,7 +419,7 @@ void Consumer::OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::T
   // What was consumed is applied and persisted: a re-assignment replays only what follows.
   if (!stats_.left_group.load(std::memory_order_relaxed)) {
     ApplyPending(&revoked);
-    store_.QueueRefreshes();
+    store_.QueueRefreshes(revoked);  // requests refreshed them without a write
     if (Status s = store_.Flush(); !s.ok()) log::Error("consumer", "flush on revoke failed").Kv("error", s.ToString());
     lifecycler_.OnRevoked(revoked);
   }

@@ -326,8 +326,10 @@ Status UsageStore::Flush() {
   return failed_;
 }
 
-void UsageStore::QueueRefreshes() {
-  for (auto& pu : partitions_) {
+void UsageStore::QueueRefreshes(std::span<const int32_t> partitions) {
+  for (int32_t p : partitions) {
+    PartitionUsage* pu = Partition(p);
+    if (pu == nullptr) continue;
     std::lock_guard lock(pu->mu());
     pu->ForEachTenant([&](TenantId tid, TenantStreams& ts) {
       if (ts.QueueStaleRows()) pu->QueueForFlush(tid, ts);

@@ -149,9 +149,10 @@ class UsageStore {
                        ApplyStats* stats = nullptr);
   // Persists everything applied or updated so far (group commit).
   Status Flush();
-  // Queues the streams requests refreshed without a write (UpdateCond's known streams not due
-  // to be produced) for the next Flush(): before a stop or a hand-over, so no recency is lost.
-  void QueueRefreshes();
+  // Queues the streams of `partitions` that requests refreshed without a write (UpdateCond's
+  // known streams not due to be produced) for the next Flush(): when the partitions stop being
+  // served here (revocation, which a stop includes), so no recency is lost. Scans their streams.
+  void QueueRefreshes(std::span<const int32_t> partitions);
 
   // --- serving -------------------------------------------------------------------------
   // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted

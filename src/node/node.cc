@@ -253,7 +253,6 @@ void Node::Stop() {
     }
   }
   if (store_) {
-    store_->QueueRefreshes();
     if (Status s = store_->Flush(); !s.ok()) log::Error("node", "final flush failed").Kv("error", s.ToString());
   }
   // Destroy in reverse order of construction: the consumer before what it references.

@@ -198,6 +198,37 @@ TEST_F(NodeTest, StreamsAcceptedJustBeforeASigkillComeBackFromTheTopic) {
   EXPECT_THAT(tenants.out, ::testing::HasSubstr("\"total_streams\": 200")) << tenants.out;
 }
 
+// A request's refresh of a known stream is not written by the periodic flush (its row follows
+// when the stream is next produced), but the revocation of a graceful stop writes it.
+TEST_F(NodeTest, ARefreshReachesDiskAtAGracefulStop) {
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions); }, 60s));
+  const std::vector<StreamUpdate> stream = {{.stream_hash = HashIn(0, 7), .bytes = 1, .policy = ""}};
+  std::vector<Rejection> rejected;
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", stream, &rejected).ok());  // new: written
+  const std::string db = dir_.Sub("a") + "/db";
+  auto last_seen_on_disk = [&] {
+    testing::RunResult r = testing::RunProgram({LIMITSCTL, "--db", db, "--json", "streams", "--tenant", "t"});
+    const size_t at = r.out.find("\"last_seen_s\": ");
+    return at == std::string::npos ? int64_t{0} : std::stoll(r.out.substr(at + 15));
+  };
+  ASSERT_TRUE(WaitFor([&] { return last_seen_on_disk() > 0; }, 30s));
+  const int64_t first = last_seen_on_disk();
+  ASSERT_TRUE(WaitFor([&] { return NowMs() / 1000 >= first + 2; }, 10s));  // a later second
+  ASSERT_TRUE(node->checker().ExceedsLimits("t", stream, &rejected).ok());  // known: a refresh
+  ASSERT_TRUE(rejected.empty());
+  const int64_t refreshed = NowMs() / 1000;
+  // Two flush intervals later the row still has the first second...
+  const uint64_t flushes = node->consumer().stats().flushes.load();
+  ASSERT_TRUE(WaitFor([&] { return node->consumer().stats().flushes.load() >= flushes + 2; }, 10s));
+  EXPECT_EQ(last_seen_on_disk(), first);
+  // ...and the stop's revocation writes the refresh.
+  node->Stop();
+  EXPECT_GE(last_seen_on_disk(), refreshed - 1);
+  EXPECT_GT(last_seen_on_disk(), first);
+}
+
 // 3. Two nodes in one group split the partitions; when one leaves, the other takes them and
 // ends with the counts a single node would have.
 TEST_F(NodeTest, TwoNodesSplitPartitionsAndHandOverOnStop) {

@@ -341,7 +341,7 @@ TEST_F(UsageStoreTest, UpdateCondChangesMemoryAndTheNextFlushPersistsIt) {
 
 // A known stream's refresh is not written by itself (each flush would otherwise rewrite every
 // stream requested in the last second); its row follows when it is next produced, or when
-// QueueRefreshes() runs before a stop or a hand-over.
+// QueueRefreshes() runs for its partition (a revocation, which a stop includes).
 TEST_F(UsageStoreTest, ARefreshIsWrittenWhenProducedOrQueuedNotPerFlush) {
   Check("a", {HashIn(0, 1)}, Limit(10), all_);
   ASSERT_TRUE(store_->Flush().ok());
@@ -351,7 +351,10 @@ TEST_F(UsageStoreTest, ARefreshIsWrittenWhenProducedOrQueuedNotPerFlush) {
   ASSERT_TRUE(store_->Flush().ok());
   EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first);
   EXPECT_EQ(std::get<1>(MemoryRows(0).begin()->second), first + 10);
-  store_->QueueRefreshes();
+  store_->QueueRefreshes(std::vector<int32_t>{1});  // another partition's: nothing of partition 0
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first);
+  store_->QueueRefreshes(std::vector<int32_t>{0});
   ASSERT_TRUE(store_->Flush().ok());
   EXPECT_EQ(DiskRows(0), MemoryRows(0));
   clock_.Advance(60s);
