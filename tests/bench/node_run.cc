@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "testing/http_client.h"
+#include "testing/node_log.h"
 
 namespace limits::bench {
 namespace {
@@ -48,15 +49,12 @@ NodeRun::NodeRun(const std::string& limitsd, const std::vector<std::string>& set
 }
 
 int NodeRun::Port(const std::string& component) const {
-  std::smatch m;
-  const std::string log = child_->Output();
-  const std::regex re("\"component\":\"" + component + "\",\"msg\":\"listening\".*\"port\":([0-9]+)");
-  return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
+  return testing::ListeningPortFromLog(child_->Output(), component);
 }
 
 Result<NodeFigures> NodeRun::WaitReady(int partitions) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string want = "ready: " + std::to_string(partitions) + " partitions";
+  const std::string want = testing::ReadyWithPartitions(static_cast<size_t>(partitions));
   for (;;) {
     if (!child_->Running()) return Status::Unavailable("limitsd exited:\n" + child_->Output());
     const int port = HttpPort();

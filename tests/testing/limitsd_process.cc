@@ -75,15 +75,12 @@ std::string LimitsdProcess::Log() const {
 }
 
 int LimitsdProcess::ListeningPort(const std::string& component) const {
-  std::smatch m;
-  const std::string log = Log();
-  const std::regex re("\"component\":\"" + component + "\",\"msg\":\"listening\".*\"port\":([0-9]+)");
-  return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
+  return ListeningPortFromLog(Log(), component);
 }
 
 bool LimitsdProcess::ReadyWith(size_t n) const {
   const int port = HttpPort();
-  return port > 0 && HttpGet(port, "/ready").body.find("ready: " + std::to_string(n) + " partitions") != std::string::npos;
+  return port > 0 && HttpGet(port, "/ready").body.find(ReadyWithPartitions(n)) != std::string::npos;
 }
 
 std::set<int32_t> LimitsdProcess::ReadyPartitions() const {

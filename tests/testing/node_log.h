@@ -1,6 +1,7 @@
 // What a node's JSON log lines say, for tests that run limitsd as a process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <regex>
 #include <string>
@@ -19,5 +20,15 @@ inline std::pair<int64_t, int64_t> PlannedFromLog(const std::string& log) {
   }
   return {partitions, records};
 }
+
+// The port a component ("rpc", "http") listens on, from its "listening" line; 0 before it.
+inline int ListeningPortFromLog(const std::string& log, const std::string& component) {
+  std::smatch m;
+  const std::regex re("\"component\":\"" + component + "\",\"msg\":\"listening\".*\"port\":([0-9]+)");
+  return std::regex_search(log, m, re) ? std::stoi(m[1]) : 0;
+}
+
+// What GET /ready answers once every one of `n` assigned partitions is ready.
+inline std::string ReadyWithPartitions(size_t n) { return "ready: " + std::to_string(n) + " partitions"; }
 
 }  // namespace limits::testing
