@@ -412,6 +412,11 @@ void WriteBatch::PutCheckpoint(int32_t partition, const Checkpoint& cp) {
 size_t WriteBatch::Count() const { return static_cast<size_t>(rep_->wb.Count()); }
 size_t WriteBatch::ByteSize() const { return rep_->wb.GetDataSize(); }
 
+void WriteBatch::Release() {
+  rep_->wb = rocksdb::WriteBatch();
+  Clear();
+}
+
 void WriteBatch::Clear() {
   rep_->wb.Clear();
   rep_->error = Status::OK();

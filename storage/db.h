@@ -144,7 +144,10 @@ class WriteBatch {
 
   size_t Count() const;
   size_t ByteSize() const;
+  // Empties the batch, keeping its buffer for the next one.
   void Clear();
+  // Empties the batch and frees its buffer.
+  void Release();
 
  private:
   friend class Db;

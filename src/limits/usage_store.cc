@@ -38,7 +38,8 @@ Status CheckOptions(const UsageStoreOptions& o) {
 }  // namespace
 
 UsageStore::UsageStore(storage::Db& db, const UsageStoreOptions& options)
-    : db_(db), options_(options), directory_(kMaxTenants, options.max_policies_per_tenant) {
+    : db_(db), options_(options), directory_(kMaxTenants, options.max_policies_per_tenant),
+      flush_batch_(db) {
   partitions_.reserve(static_cast<size_t>(options.num_partitions));
   for (int32_t p = 0; p < options.num_partitions; ++p) {
     partitions_.push_back(std::make_unique<PartitionUsage>(p, options.windows, directory_));
@@ -338,29 +339,43 @@ void UsageStore::QueueRefreshes(std::span<const int32_t> partitions) {
 }
 
 Status UsageStore::WritePending() {
-  storage::WriteBatch batch(db_);
+  // A replay's flush holds up to a second of records: as one batch that is a fresh ~60 MB
+  // buffer grown by copying, faulted in page by page, on every flush. Partitions go out in
+  // batches of about kFlushBatchBytes through one reused buffer instead; each partition's
+  // rows still share a batch with its checkpoint, which is all a restart relies on.
+  constexpr size_t kFlushBatchBytes = 4 << 20;
+  storage::WriteBatch& batch = flush_batch_;
+  auto write = [&]() -> Status {
+    Status s = batch.Count() == 0 ? Status::OK() : db_.Write(batch);
+    // One partition's rows can make a batch far larger than the bound: not kept for reuse.
+    if (batch.ByteSize() > 4 * kFlushBatchBytes) batch.Release();
+    else batch.Clear();
+    return s;
+  };
   std::string key, value;
   const uint32_t n = options_.windows.num_buckets();
   std::vector<uint64_t> rate(n);
   for (auto& pu : partitions_) {
     if (!pu->pending()) continue;
-    std::lock_guard lock(pu->mu());
-    const int32_t p = pu->id();
-    pu->DrainWrites(
-        [&](const TenantStreams& ts, uint64_t hash, const StreamEntry& e) {
-          key.clear();
-          storage::AppendStreamKey(&key, ts.tenant(), hash);
-          value.clear();
-          const uint32_t newest = ts.RateNewestFirst(e, rate.data());
-          storage::EncodeStreamRow(&value, ts.PolicyName(e.policy), e.last_seen_s, e.last_produced_s,
-                                   options_.windows.bucket_s, newest, rate);
-          batch.PutRow(p, key, value);
-        },
-        [&](const TenantStreams& ts, uint64_t hash) { batch.DeleteRow(p, storage::EncodeStreamKey(ts.tenant(), hash)); },
-        [&] { batch.PutCheckpoint(p, storage::Checkpoint{pu->next_offset, pu->newest_record_ms}); });
+    {
+      std::lock_guard lock(pu->mu());
+      const int32_t p = pu->id();
+      pu->DrainWrites(
+          [&](const TenantStreams& ts, uint64_t hash, const StreamEntry& e) {
+            key.clear();
+            storage::AppendStreamKey(&key, ts.tenant(), hash);
+            value.clear();
+            const uint32_t newest = ts.RateNewestFirst(e, rate.data());
+            storage::EncodeStreamRow(&value, ts.PolicyName(e.policy), e.last_seen_s, e.last_produced_s,
+                                     options_.windows.bucket_s, newest, rate);
+            batch.PutRow(p, key, value);
+          },
+          [&](const TenantStreams& ts, uint64_t hash) { batch.DeleteRow(p, storage::EncodeStreamKey(ts.tenant(), hash)); },
+          [&] { batch.PutCheckpoint(p, storage::Checkpoint{pu->next_offset, pu->newest_record_ms}); });
+    }
+    if (batch.ByteSize() >= kFlushBatchBytes) RETURN_IF_ERROR(write());
   }
-  if (batch.Count() == 0) return Status::OK();
-  return db_.Write(batch);
+  return write();
 }
 
 Status UsageStore::Exclusive(const std::function<Status()>& fn) {

@@ -275,6 +275,7 @@ class UsageStore {
   uint64_t flush_requested_ = 0;     // GUARDED_BY(flush_mu_)
   uint64_t flush_completed_ = 0;     // GUARDED_BY(flush_mu_)
   Status failed_;                    // GUARDED_BY(flush_mu_); sticky write failure
+  storage::WriteBatch flush_batch_;  // used by the flush leader only (flushing_)
   std::atomic<int64_t> failed_since_ms_{0};
 };
 
