@@ -66,21 +66,34 @@ TenantStreams::Group& TenantStreams::GroupOf(PolicyId policy) {
 
 uint32_t TenantStreams::ActiveOf(std::string_view policy, int64_t cutoff_s) {
   for (Group& g : groups_) {
-    if (g.name == policy) return g.counter.Active(cutoff_s);
+    if (g.name == policy) return Active(g, cutoff_s);
   }
   return 0;
+}
+
+uint32_t TenantStreams::Active(Group& g, int64_t cutoff_s) {
+  return g.counter.Active(cutoff_s, [&](uint32_t minute_start_s, auto&& fn) {
+    for (const auto& [hash, e] : streams_) {
+      if (e.policy == g.id && e.last_seen_s - minute_start_s < 60) fn(e.last_seen_s);
+    }
+  });
 }
 
 uint32_t TenantStreams::AllocRateSlot() {
   if (!free_rate_slots_.empty()) {
     const uint32_t slot = free_rate_slots_.back();
     free_rate_slots_.pop_back();
-    RateRing<uint32_t>::Clear(RateSlot(slot), n_);
+    BucketRing<uint32_t>::Clear(RateSlot(slot), n_);
     return slot;
   }
-  const size_t words = RateRing<uint32_t>::Words(n_);
-  const auto slot = static_cast<uint32_t>(rate_slab_.size() / words);
-  rate_slab_.resize(rate_slab_.size() + words, 0);
+  if (rate_slab_.size() + n_ > rate_slab_.capacity()) {
+    // By a quarter, not doubled: the slab is a third of a big tenant's memory, and a replay
+    // grows it from nothing; doubling left it half empty on average, and briefly three
+    // times its size while copying.
+    rate_slab_.reserve(rate_slab_.capacity() + rate_slab_.capacity() / 4 + size_t{64} * n_);
+  }
+  const auto slot = static_cast<uint32_t>(rate_slab_.size() / n_);
+  rate_slab_.resize(rate_slab_.size() + n_, 0);
   return slot;
 }
 
@@ -108,10 +121,11 @@ StreamEntry& TenantStreams::Observe(uint64_t hash, PolicyId policy, uint32_t see
     } else {
       GroupOf(policy).counter.Move(e.last_seen_s, seen_s);
     }
+    BucketRing<uint32_t>::Advance(RateSlot(e.rate_slot), n_, windows_.bucket_s, e.last_seen_s, seen_s);
     e.last_seen_s = seen_s;
   }
   if (bytes > 0) {
-    RateRing<uint32_t>::Add(RateSlot(e.rate_slot), n_, windows_.bucket_s, seen_s, bytes);
+    BucketRing<uint32_t>::Add(RateSlot(e.rate_slot), n_, windows_.bucket_s, e.last_seen_s, seen_s, bytes);
     RateRing<uint64_t>::Add(tenant_rate_.data(), n_, windows_.bucket_s, seen_s, bytes);
   }
   if (persist) MarkDirty(hash, e);
@@ -136,8 +150,8 @@ void TenantStreams::Restore(uint64_t hash, PolicyId policy, uint32_t last_seen_s
   Group& g = GroupOf(policy);
   g.counter.Add(last_seen_s);
   ++g.streams;
-  uint32_t* slot = RateSlot(e.rate_slot);
-  RateRing<uint32_t>::Load(slot, n_, windows_.bucket_s, newest_bucket_s, rate_newest_first, rate_count);
+  BucketRing<uint32_t>::Load(RateSlot(e.rate_slot), n_, windows_.bucket_s, last_seen_s, newest_bucket_s,
+                             rate_newest_first, rate_count);
   // The tenant total is rebuilt from the streams' rings.
   for (size_t i = 0; i < rate_count && i < n_ && uint64_t{i} * windows_.bucket_s <= newest_bucket_s; ++i) {
     if (rate_newest_first[i] == 0) continue;
@@ -168,7 +182,7 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
     ++evicted;
   }
   // Keep the counters consistent with the streams that remain.
-  for (Group& g : groups_) g.counter.Active(cutoff_s);
+  for (Group& g : groups_) Active(g, cutoff_s);
   ReleaseEmptyGroups();
   // Rate keys live as long as their rate window; the cutoff's "now" is cutoff + active.
   const int64_t rate_cutoff = cutoff_s + windows_.active_s - windows_.rate_s;
@@ -192,17 +206,23 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
 RateSum TenantStreams::ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes) {
   auto [it, created] = rate_keys_.try_emplace(hash);
   RateKey& k = it->second;
-  if (created) k.rate_slot = AllocRateSlot();
-  k.last_s = std::max(k.last_s, now_s);
+  if (created) {
+    k.rate_slot = AllocRateSlot();
+    k.last_s = now_s;
+  } else if (now_s > k.last_s) {
+    BucketRing<uint32_t>::Advance(RateSlot(k.rate_slot), n_, windows_.bucket_s, k.last_s, now_s);
+    k.last_s = now_s;
+  }
   if (bytes > 0) {
-    RateRing<uint32_t>::Add(RateSlot(k.rate_slot), n_, windows_.bucket_s, now_s, bytes);
+    BucketRing<uint32_t>::Add(RateSlot(k.rate_slot), n_, windows_.bucket_s, k.last_s, now_s, bytes);
     RateRing<uint64_t>::Add(tenant_rate_.data(), n_, windows_.bucket_s, now_s, bytes);
   }
-  return RateRing<uint32_t>::Sum(RateSlot(k.rate_slot), n_, windows_.bucket_s, windows_.rate_s, now_s);
+  return BucketRing<uint32_t>::Sum(RateSlot(k.rate_slot), n_, windows_.bucket_s, windows_.rate_s, k.last_s, now_s);
 }
 
 RateSum TenantStreams::StreamRate(const StreamEntry& e, int64_t now_s) const {
-  return RateRing<uint32_t>::Sum(RateSlot(e.rate_slot), n_, windows_.bucket_s, windows_.rate_s, now_s);
+  return BucketRing<uint32_t>::Sum(RateSlot(e.rate_slot), n_, windows_.bucket_s, windows_.rate_s, e.last_seen_s,
+                                   now_s);
 }
 
 RateSum TenantStreams::TenantRate(int64_t now_s) const {
@@ -210,7 +230,7 @@ RateSum TenantStreams::TenantRate(int64_t now_s) const {
 }
 
 uint32_t TenantStreams::RateNewestFirst(const StreamEntry& e, uint64_t* out) const {
-  return RateRing<uint32_t>::NewestFirst(RateSlot(e.rate_slot), n_, windows_.bucket_s, out);
+  return BucketRing<uint32_t>::NewestFirst(RateSlot(e.rate_slot), n_, windows_.bucket_s, e.last_seen_s, out);
 }
 
 }  // namespace limits

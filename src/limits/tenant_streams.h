@@ -26,7 +26,8 @@ namespace limits {
 using TenantId = uint32_t;
 using PolicyId = uint16_t;
 
-// 16 bytes per stream, plus its rate ring in the slab.
+// 16 bytes per stream, plus its rate ring in the slab (a BucketRing whose newest bucket is
+// that of last_seen_s).
 struct StreamEntry {
   uint32_t last_seen_s = 0;
   uint32_t last_produced_s = 0;  // 0: not produced by this node
@@ -76,7 +77,7 @@ class TenantStreams {
   uint32_t ActiveOf(std::string_view policy, int64_t cutoff_s);
   template <typename Fn>  // fn(std::string_view policy, uint32_t active)
   void ForEachPolicy(int64_t cutoff_s, Fn fn) {
-    for (Group& g : groups_) fn(std::string_view(g.name), g.counter.Active(cutoff_s));
+    for (Group& g : groups_) fn(std::string_view(g.name), Active(g, cutoff_s));
   }
   // Policies this tenant uses here (groups held).
   size_t num_policies() const { return groups_.size(); }
@@ -152,12 +153,12 @@ class TenantStreams {
     ActiveCounter counter;
   };
   Group& GroupOf(PolicyId policy);
+  // The group's active streams at `cutoff_s` (its counter, which may ask for a minute's streams).
+  uint32_t Active(Group& g, int64_t cutoff_s);
   void ReleaseEmptyGroups();
   uint32_t AllocRateSlot();
-  uint32_t* RateSlot(uint32_t slot) { return rate_slab_.data() + size_t{slot} * RateRing<uint32_t>::Words(n_); }
-  const uint32_t* RateSlot(uint32_t slot) const {
-    return rate_slab_.data() + size_t{slot} * RateRing<uint32_t>::Words(n_);
-  }
+  uint32_t* RateSlot(uint32_t slot) { return rate_slab_.data() + size_t{slot} * n_; }
+  const uint32_t* RateSlot(uint32_t slot) const { return rate_slab_.data() + size_t{slot} * n_; }
   void MarkDirty(uint64_t hash, StreamEntry& e) {
     if (e.dirty) return;
     e.dirty = 1;
@@ -171,7 +172,7 @@ class TenantStreams {
   absl::flat_hash_map<uint64_t, StreamEntry> streams_;
   std::vector<Group> groups_;  // a tenant uses few policies
   struct RateKey {
-    uint32_t last_s = 0;  // last update
+    uint32_t last_s = 0;  // last update: the newest second of its ring
     uint32_t rate_slot = 0;
   };
   absl::flat_hash_map<uint64_t, RateKey> rate_keys_;

@@ -20,9 +20,11 @@ Rate RateOf(const storage::StreamRow& row, const Context& ctx) {
   Rate r;
   if (row.bucket_s == 0 || row.rate_bytes.empty()) return r;
   const uint32_t n = std::max<uint32_t>(1, ctx.rate_window_s / row.bucket_s);
-  std::vector<uint64_t> ring(RateRing<uint64_t>::Words(n));
-  RateRing<uint64_t>::Load(ring.data(), n, row.bucket_s, row.newest_bucket_s, row.rate_bytes.data(), row.rate_bytes.size());
-  const RateSum sum = RateRing<uint64_t>::Sum(ring.data(), n, row.bucket_s, ctx.rate_window_s, ctx.now_s());
+  // As the node holds it: a ring whose newest bucket is the stream's last-seen one.
+  std::vector<uint64_t> ring(n);
+  BucketRing<uint64_t>::Load(ring.data(), n, row.bucket_s, row.last_seen_s, row.newest_bucket_s, row.rate_bytes.data(),
+                             row.rate_bytes.size());
+  const RateSum sum = BucketRing<uint64_t>::Sum(ring.data(), n, row.bucket_s, ctx.rate_window_s, row.last_seen_s, ctx.now_s());
   r.window_bytes = sum.bytes;
   if (sum.populated > 0) r.bytes_per_s = static_cast<double>(sum.bytes) / (sum.populated * row.bucket_s);
   return r;

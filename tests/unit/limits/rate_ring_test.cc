@@ -52,25 +52,60 @@ TEST(RateRingTest, AdvancingClearsSkippedBucketsAndDropsTooOldOnes) {
   EXPECT_EQ(RateRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, start + 100 * kBucket).bytes, 3u);
 }
 
-TEST(RateRingTest, LateBytesLandInTheirOwnBucket) {
-  auto r = Ring();
+// A stream's ring: its newest bucket is that of the stream's last-seen second.
+TEST(BucketRingTest, LateBytesLandInTheirOwnBucket) {
+  std::vector<uint32_t> r(kN, 0);
   const uint32_t start = kT0 - kT0 % kBucket;
-  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + 3 * kBucket, 5);
-  RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + kBucket, 6);  // out of order, still in range
+  const uint32_t last_seen = start + 3 * kBucket + 7;
+  BucketRing<uint32_t>::Add(r.data(), kN, kBucket, last_seen, last_seen, 5);
+  BucketRing<uint32_t>::Add(r.data(), kN, kBucket, last_seen, start + kBucket, 6);  // out of order, in range
+  BucketRing<uint32_t>::Add(r.data(), kN, kBucket, last_seen, start - 2 * kBucket, 8);  // older than the ring
   uint64_t newest_first[kN];
-  EXPECT_EQ(RateRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, newest_first), start + 3 * kBucket);
+  EXPECT_EQ(BucketRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, last_seen, newest_first), start + 3 * kBucket);
   EXPECT_EQ(std::vector<uint64_t>(newest_first, newest_first + kN), (std::vector<uint64_t>{5, 0, 6, 0, 0}));
 }
 
-TEST(RateRingTest, NewestFirstAndLoadRoundTrip) {
-  auto r = Ring();
+TEST(BucketRingTest, ANewerLastSeenClearsTheBucketsItPasses) {
+  std::vector<uint32_t> r(kN, 0);
   const uint32_t start = kT0 - kT0 % kBucket;
-  for (uint32_t i = 0; i < 7; ++i) RateRing<uint32_t>::Add(r.data(), kN, kBucket, start + i * kBucket, i + 1);
+  for (uint32_t i = 0; i < kN; ++i) {
+    BucketRing<uint32_t>::Add(r.data(), kN, kBucket, start + 4 * kBucket, start + i * kBucket, i + 1);
+  }
+  // Seen again two buckets later, with no bytes: the two oldest buckets leave the ring.
+  const uint32_t now = start + 6 * kBucket + 59;
+  BucketRing<uint32_t>::Advance(r.data(), kN, kBucket, start + 4 * kBucket, now);
+  EXPECT_EQ(BucketRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, now, now).bytes, 3u + 4u + 5u);
   uint64_t out[kN];
-  const uint32_t newest = RateRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, out);
-  auto loaded = Ring();
-  RateRing<uint32_t>::Load(loaded.data(), kN, kBucket, newest, out, kN);
+  BucketRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, now, out);
+  EXPECT_EQ(std::vector<uint64_t>(out, out + kN), (std::vector<uint64_t>{0, 0, 5, 4, 3}));
+  // Within the same bucket nothing moves; a ring's span or more clears it all.
+  BucketRing<uint32_t>::Advance(r.data(), kN, kBucket, now - 30, now);
+  EXPECT_EQ(BucketRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, now, now).bytes, 12u);
+  const uint32_t later = now + kN * kBucket;
+  BucketRing<uint32_t>::Advance(r.data(), kN, kBucket, now, later);
+  EXPECT_EQ(BucketRing<uint32_t>::Sum(r.data(), kN, kBucket, kRate, later, later).bytes, 0u);
+}
+
+TEST(BucketRingTest, NewestFirstAndLoadRoundTrip) {
+  std::vector<uint32_t> r(kN, 0);
+  const uint32_t start = kT0 - kT0 % kBucket;
+  for (uint32_t i = 0; i < 7; ++i) {
+    if (i > 0) BucketRing<uint32_t>::Advance(r.data(), kN, kBucket, start + (i - 1) * kBucket, start + i * kBucket);
+    BucketRing<uint32_t>::Add(r.data(), kN, kBucket, start + i * kBucket, start + i * kBucket, i + 1);
+  }
+  const uint32_t last_seen = start + 6 * kBucket + 1;
+  uint64_t out[kN];
+  const uint32_t newest = BucketRing<uint32_t>::NewestFirst(r.data(), kN, kBucket, last_seen, out);
+  EXPECT_EQ(std::vector<uint64_t>(out, out + kN), (std::vector<uint64_t>{7, 6, 5, 4, 3}));
+  std::vector<uint32_t> loaded(kN, 0);
+  BucketRing<uint32_t>::Load(loaded.data(), kN, kBucket, last_seen, newest, out, kN);
   EXPECT_EQ(loaded, r);
+  // A row whose listed buckets end before its last-seen bucket (seen later without bytes)
+  // loads into the ring of that later second: what fell out of the ring is dropped.
+  BucketRing<uint32_t>::Load(loaded.data(), kN, kBucket, last_seen + 2 * kBucket, newest, out, kN);
+  uint64_t shifted[kN];
+  BucketRing<uint32_t>::NewestFirst(loaded.data(), kN, kBucket, last_seen + 2 * kBucket, shifted);
+  EXPECT_EQ(std::vector<uint64_t>(shifted, shifted + kN), (std::vector<uint64_t>{0, 0, 7, 6, 5}));
 }
 
 TEST(RateRingTest, StreamBucketsSaturateInsteadOfWrapping) {

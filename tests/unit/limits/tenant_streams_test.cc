@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -105,6 +107,57 @@ TEST(TenantStreamsTest, RateSlotsAreReused) {
   ts.Observe(2, *ts.Policy(""), kT + 200, 1);
   ts.Observe(3, *ts.Policy(""), kT + 200, 1);
   EXPECT_EQ(ts.StreamRate(*ts.Find(2), kT + 200).bytes, 1u);  // no bytes inherited from stream 1
+}
+
+// Counts per policy and stream rates against a brute-force model, through observations in and
+// out of order, policy switches, bytes-less refreshes, evictions and a cutoff crossing many
+// minutes (the counter counts most streams by minute and rescans the cutoff's minute).
+TEST(TenantStreamsTest, CountsAndRatesAgreeWithABruteForceModel) {
+  constexpr Windows w{.active_s = 600, .rate_s = 300, .bucket_s = 60, .produce_interval_s = 10};
+  NameTable policies(10);
+  TenantStreams ts("t", w, policies);
+  const PolicyId ids[] = {*ts.Policy(""), *ts.Policy("gold")};
+  struct Model {
+    uint32_t last_seen;
+    int policy;
+    std::vector<std::pair<uint32_t, uint64_t>> bytes;  // (second, bytes) observed
+  };
+  std::map<uint64_t, Model> model;
+  std::mt19937 rng(11);
+  uint32_t now = 1'700'000'000;
+  for (int step = 0; step < 30000; ++step) {
+    const uint64_t hash = rng() % 400;
+    const uint32_t seen = now - static_cast<uint32_t>(rng() % 120);
+    const int policy = rng() % 8 == 0 ? 1 : 0;
+    const uint64_t bytes = rng() % 3 == 0 ? 0 : rng() % 1000;
+    if (seen >= now - w.active_s) {
+      ts.Observe(hash, ids[policy], seen, bytes);
+      auto [it, fresh] = model.try_emplace(hash, Model{seen, policy, {}});
+      if (!fresh && seen >= it->second.last_seen) it->second = Model{seen, policy, std::move(it->second.bytes)};
+      if (bytes > 0) it->second.bytes.emplace_back(seen, bytes);
+    }
+    if (rng() % 8 == 0) now += static_cast<uint32_t>(rng() % 20);
+    const int64_t cutoff = int64_t{now} - w.active_s;
+    if (rng() % 500 == 0) {
+      ts.EvictBefore(cutoff);
+      std::erase_if(model, [&](const auto& e) { return e.second.last_seen < cutoff; });
+    }
+    if (step % 7 != 0) continue;
+    uint32_t expected[2] = {0, 0};
+    for (const auto& [h, m] : model) expected[m.policy] += m.last_seen >= cutoff ? 1 : 0;
+    ASSERT_EQ(ts.ActiveOf("", cutoff), expected[0]) << "step " << step;
+    ASSERT_EQ(ts.ActiveOf("gold", cutoff), expected[1]) << "step " << step;
+    const auto& [h, m] = *model.begin();
+    // The stream's rate: bytes in buckets that start after now - rate and inside the ring of
+    // its last-seen bucket.
+    uint64_t rate = 0;
+    const uint32_t newest = m.last_seen - m.last_seen % w.bucket_s;
+    for (const auto& [at, b] : m.bytes) {
+      const uint32_t start = at - at % w.bucket_s;
+      if (start + w.rate_s > newest && static_cast<int64_t>(start) > int64_t{now} - w.rate_s && start <= now) rate += b;
+    }
+    ASSERT_EQ(ts.StreamRate(*ts.Find(h), now).bytes, rate) << "step " << step;
+  }
 }
 
 TEST(NameTableTest, IdsAreCountedBoundedAndReused) {
