@@ -11,6 +11,11 @@
 namespace limits::kafka {
 namespace {
 
+struct MessageDestroyer {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+using Polled = std::unique_ptr<rd_kafka_message_t, MessageDestroyer>;
+
 // "a,b,c" for log lines.
 void AppendListItem(std::string* list, const std::string& item) {
   if (!list->empty()) list->push_back(',');
@@ -107,19 +112,22 @@ void Consumer::Run() {
   while (running_.load(std::memory_order_relaxed)) {
     // Drain what is queued (waiting only for the first message), then do the housekeeping
     // once per batch rather than per record.
+    // Polled through the C API: the C++ one wraps every record in an object of its own.
     for (int i = 0; i < 1000; ++i) {
-      std::unique_ptr<RdKafka::Message> message(consumer_->consume(i == 0 ? 20 : 0));
-      const RdKafka::ErrorCode err = message->err();
-      if (err == RdKafka::ERR_NO_ERROR) {
+      const Polled message(rd_kafka_consumer_poll(consumer_->c_ptr(), i == 0 ? 20 : 0));
+      if (message == nullptr) break;  // nothing within the timeout
+      if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         HandleMessage(*message);
         continue;
       }
-      if (err == RdKafka::ERR__PARTITION_EOF) {
-        HandleEndOfLog(message->partition(), message->offset());
+      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        HandleEndOfLog(message->partition, message->offset);
         continue;
       }
-      if (err != RdKafka::ERR__TIMED_OUT && errors++ % 100 == 0) {
-        log::Warn("consumer", "consume error").Kv("partition", message->partition()).Kv("error", message->errstr());
+      if (errors++ % 100 == 0) {
+        log::Warn("consumer", "consume error")
+            .Kv("partition", message->partition)
+            .Kv("error", rd_kafka_message_errstr(message.get()));
       }
       break;
     }
@@ -148,8 +156,8 @@ void Consumer::Run() {
   if (!rebalanced_once_ && !consumer_->memberid().empty()) {
     const auto deadline = std::chrono::steady_clock::now() + options_.join_wait;
     while (!rebalanced_once_ && std::chrono::steady_clock::now() < deadline) {
-      std::unique_ptr<RdKafka::Message> message(consumer_->consume(50));
-      if (message->err() == RdKafka::ERR_NO_ERROR) HandleMessage(*message);
+      const Polled message(rd_kafka_consumer_poll(consumer_->c_ptr(), 50));
+      if (message != nullptr && message->err == RD_KAFKA_RESP_ERR_NO_ERROR) HandleMessage(*message);
     }
     if (!rebalanced_once_) {
       log::Warn("consumer", "the group join did not complete; leaving the consumer to the process's exit")
@@ -173,13 +181,13 @@ void Consumer::LeaveOnStoreFailure() {
   }
 }
 
-void Consumer::HandleMessage(RdKafka::Message& message) {
+void Consumer::HandleMessage(const rd_kafka_message_t& message) {
   if (stats_.left_group.load(std::memory_order_relaxed)) return;
-  auto it = assigned_.find(message.partition());
+  auto it = assigned_.find(message.partition);
   if (it == assigned_.end()) return;
   Local& l = it->second;
   if (l.state == PartitionState::kPending) return;  // fetched again after the plan's seek
-  const int64_t offset = message.offset();
+  const int64_t offset = message.offset;
   if (l.position >= 0 && offset < l.position) return;  // from before the seek
   // Counted once per offset a partition takes in, not per delivery librdkafka makes.
   stats_.fetched.fetch_add(1, std::memory_order_relaxed);
@@ -192,7 +200,7 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
   }
   // Loki's producers partition by hash; a record elsewhere would count its stream under a
   // partition ExceedsLimits never asks, and twice once the right one has it.
-  if (r.stream_hash % static_cast<uint64_t>(options_.num_partitions) != static_cast<uint64_t>(message.partition())) {
+  if (r.stream_hash % static_cast<uint64_t>(options_.num_partitions) != static_cast<uint64_t>(message.partition)) {
     stats_.misrouted.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -204,7 +212,7 @@ void Consumer::HandleMessage(RdKafka::Message& message) {
                                   .policy = std::string(r.policy),
                                   .hash = r.stream_hash,
                                   .bytes = r.total_size,
-                                  .timestamp_ms = message.timestamp().timestamp,
+                                  .timestamp_ms = rd_kafka_message_timestamp(&message, nullptr),
                                   .offset = offset});
   ++pending_records_;
 }

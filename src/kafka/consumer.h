@@ -15,6 +15,7 @@
 // The rebalance callback does bounded local work only.
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <atomic>
@@ -110,7 +111,7 @@ class Consumer {
   };
 
   void Run();
-  void HandleMessage(RdKafka::Message& message);
+  void HandleMessage(const rd_kafka_message_t& message);
   void HandleEndOfLog(int32_t partition, int64_t offset);
   void ApplyPlans();
   // Applies buffered records of every partition (or of `only`) to the store's memory.

@@ -113,15 +113,15 @@ bool DecodeRecordValue(std::string_view value, RecordView* out) {
   return !out->tenant.empty() && has_metadata;
 }
 
-bool DecodeRecord(RdKafka::Message& message, RecordView* out) {
-  if (message.payload() == nullptr) return false;
-  if (!DecodeRecordValue(std::string_view(static_cast<const char*>(message.payload()), message.len()), out)) {
+bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out) {
+  if (message.payload == nullptr) return false;
+  if (!DecodeRecordValue(std::string_view(static_cast<const char*>(message.payload), message.len), out)) {
     return false;
   }
   // The C API reads the header in place (the C++ one copies it into a new object per call).
   out->instance.reset();
   rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(message.c_ptr(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_message_headers(&message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     const void* value = nullptr;
     size_t size = 0;
     if (rd_kafka_header_get_last(headers, kInstanceHeader, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
@@ -134,7 +134,7 @@ bool DecodeRecord(RdKafka::Message& message, RecordView* out) {
 
 bool DecodeRecord(RdKafka::Message& message, DecodedRecord* out) {
   RecordView v;
-  if (!DecodeRecord(message, &v)) return false;
+  if (!DecodeRecord(*message.c_ptr(), &v)) return false;
   out->zone = v.zone;
   out->tenant = v.tenant;
   out->stream_hash = v.stream_hash;

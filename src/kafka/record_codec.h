@@ -2,6 +2,7 @@
 // as key, and our header naming the producing instance.
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <cstdint>
@@ -28,7 +29,7 @@ struct RecordView {
 bool DecodeRecordValue(std::string_view value, RecordView* out);
 
 // The value and our header of a consumed message; the views live as long as `message`.
-bool DecodeRecord(RdKafka::Message& message, RecordView* out);
+bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out);
 
 // The same, copied out of the message (for tools and tests that keep records).
 struct DecodedRecord {

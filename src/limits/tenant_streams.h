@@ -59,6 +59,8 @@ class TenantStreams {
   std::string_view PolicyName(PolicyId id) const;
 
   StreamEntry* Find(uint64_t hash);
+  // Starts fetching the memory a look-up of `hash` will touch.
+  void Prefetch(uint64_t hash) const { streams_.prefetch(hash); }
   const StreamEntry* Find(uint64_t hash) const;
 
   // The stream was seen at `seen_s` under `policy` (from Policy()) with `bytes` more. Creates

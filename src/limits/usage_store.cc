@@ -4,6 +4,7 @@
 #include <absl/hash/hash.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -241,53 +242,76 @@ Status UsageStore::ApplyBuffered(int32_t partition, std::span<const Record> reco
 Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset,
                                int64_t now_s, ApplyStats* stats) {
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
-  // Consecutive records mostly share a tenant and policy: skip the intern look-ups then.
-  std::string_view last_tenant, last_policy;
-  TenantId tid = 0;
-  TenantStreams* ts = nullptr;
-  PolicyId pid = 0;
-  bool have_policy = false;
-  for (const Record& r : records) {
+  // A batch's tenants are resolved once each, with the policy each used last: per record,
+  // the directory's shared lock and the policy's name scan were a tenth of a replay.
+  struct Tenant {
+    TenantStreams* ts;
+    TenantId tid;
+    std::string_view policy;
+    std::optional<PolicyId> pid;  // of `policy`, once resolved
+  };
+  std::vector<Tenant> tenants;
+  absl::flat_hash_map<std::string_view, size_t> tenant_index;
+  auto resolve = [&](const Record& r) -> int {
     if (r.offset < pu.next_offset) {
       ++stats->already_applied;
-      continue;
+      return -1;
     }
     if (!ValidTenant(r.tenant) || r.policy.size() > kMaxPolicyLength || r.timestamp_ms < 0) {
       ++stats->invalid;
-      continue;
+      return -1;
     }
-    const int64_t seen = std::min(r.timestamp_ms / 1000, now_s);  // a clock ahead of ours counts as now
-    if (seen < cutoff) {
+    if (std::min(r.timestamp_ms / 1000, now_s) < cutoff) {
       ++stats->outside_window;
-      continue;
+      return -1;
     }
-    if (ts == nullptr || r.tenant != last_tenant) {
-      ts = pu.FindOrCreate(r.tenant, &tid);
+    auto [it, fresh] = tenant_index.try_emplace(r.tenant, tenants.size());
+    if (fresh) {
+      TenantId tid = 0;
+      TenantStreams* ts = pu.FindOrCreate(r.tenant, &tid);
       if (ts == nullptr) {
+        tenant_index.erase(it);
         ++stats->invalid;
-        continue;
+        return -1;
       }
-      last_tenant = r.tenant;
-      have_policy = false;  // policy ids are the tenant's own
+      tenants.push_back(Tenant{.ts = ts, .tid = tid, .policy = {}, .pid = std::nullopt});
     }
-    if (!have_policy || r.policy != last_policy) {
-      std::optional<PolicyId> id = ts->Policy(r.policy);
+    return static_cast<int>(it->second);
+  };
+  // At millions of streams every stream look-up misses the cache: a record's slot is
+  // fetched while the kAhead records before it are applied.
+  constexpr size_t kAhead = 8;
+  std::array<int, kAhead> ahead{};
+  auto stage = [&](size_t i) {
+    const int t = resolve(records[i]);
+    ahead[i % kAhead] = t;
+    if (t >= 0) tenants[static_cast<size_t>(t)].ts->Prefetch(records[i].stream_hash);
+  };
+  for (size_t i = 0; i < std::min(kAhead, records.size()); ++i) stage(i);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const int t = ahead[i % kAhead];
+    if (i + kAhead < records.size()) stage(i + kAhead);
+    if (t < 0) continue;
+    const Record& r = records[i];
+    Tenant& tenant = tenants[static_cast<size_t>(t)];
+    if (!tenant.pid || r.policy != tenant.policy) {
+      std::optional<PolicyId> id = tenant.ts->Policy(r.policy);
       if (!id) {
         // The tenant uses as many policies as it may: count the stream under no policy
         // rather than not at all (synchronous requests reject such a stream instead).
         ++stats->policy_overflow;
-        id = ts->Policy("");
+        id = tenant.ts->Policy("");
         if (!id) {
           ++stats->invalid;
           continue;
         }
       }
-      pid = *id;
-      last_policy = r.policy;
-      have_policy = true;
+      tenant.pid = id;
+      tenant.policy = r.policy;
     }
-    ts->Observe(r.stream_hash, pid, static_cast<uint32_t>(seen), r.bytes);
-    pu.QueueForFlush(tid, *ts);
+    const int64_t seen = std::min(r.timestamp_ms / 1000, now_s);  // a clock ahead of ours counts as now
+    tenant.ts->Observe(r.stream_hash, *tenant.pid, static_cast<uint32_t>(seen), r.bytes);
+    pu.QueueForFlush(tenant.tid, *tenant.ts);
     pu.newest_record_ms = std::max(pu.newest_record_ms, r.timestamp_ms);
     ++stats->applied;
   }
