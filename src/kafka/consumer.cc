@@ -1,10 +1,12 @@
 #include "kafka/consumer.h"
 
+#include <absl/strings/numbers.h>
 #include <prometheus/family.h>
 
 #include <algorithm>
 
 #include "common/log.h"
+#include "kafka/fetch_waker.h"
 #include "kafka/record_codec.h"
 #include "limits/record_filter.h"
 
@@ -84,6 +86,15 @@ Status Consumer::Start() {
   consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
   if (!consumer_) return Status::InvalidArgument("consumer: " + err);
   RETURN_IF_ERROR(FromKafka(consumer_->subscribe({options_.topic}), "subscribe to " + options_.topic));
+  std::string queued_min;
+  size_t threshold = 0;
+  if (conf->get("queued.min.messages", queued_min) != RdKafka::Conf::CONF_OK ||
+      !absl::SimpleAtoi(queued_min, &threshold)) {
+    return Status::Internal("consumer: cannot read queued.min.messages back");
+  }
+  queue_.reset(rd_kafka_queue_get_consumer(consumer_->c_ptr()));
+  waker_ = std::make_unique<FetchWaker>(consumer_->c_ptr(), options_.topic, options_.num_partitions, threshold);
+  waker_->Start();
   log::Info("consumer", "joined the consumer group")
       .Kv("group", options_.group)
       .Kv("topic", options_.topic)
@@ -99,6 +110,7 @@ Status Consumer::Start() {
 void Consumer::Stop() {
   running_ = false;
   if (thread_.joinable()) thread_.join();
+  if (waker_) waker_->Stop();  // the thread stops it before closing, unless it left early
   flusher_.Stop();
 }
 
@@ -131,6 +143,7 @@ void Consumer::Run() {
       }
       break;
     }
+    waker_->Observe(rd_kafka_queue_length(queue_.get()));
     if (!stats_.left_group.load(std::memory_order_relaxed) && !store_.health().ok()) LeaveOnStoreFailure();
     ApplyPlans();
     const auto now = std::chrono::steady_clock::now();
@@ -166,6 +179,8 @@ void Consumer::Run() {
       return;
     }
   }
+  waker_->Stop();
+  queue_.reset();
   consumer_->close();
   log::Info("consumer", "left the consumer group");
 }

@@ -33,6 +33,7 @@
 
 #include "common/clock.h"
 #include "common/periodic.h"
+#include "kafka/fetch_waker.h"
 #include "kafka/kafka_conf.h"
 #include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
@@ -141,6 +142,11 @@ class Consumer {
 
   std::unique_ptr<RebalanceHandler> rebalance_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  struct QueueDeleter {
+    void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
+  };
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue_;  // the consumer's queue, for its length
+  std::unique_ptr<FetchWaker> waker_;
   std::thread thread_;
   std::atomic<bool> running_{false};
   Periodic flusher_;
