@@ -1,6 +1,7 @@
 #include "kafka/kafka_offset_source.h"
 
 #include <algorithm>
+#include <future>
 
 #include "common/log.h"
 
@@ -101,13 +102,21 @@ Result<int64_t> KafkaOffsetSource::ListOffset(int32_t partition, int64_t time, s
 }
 
 Result<LogBounds> KafkaOffsetSource::Bounds(int32_t partition, std::chrono::milliseconds timeout) {
-  // Both ListOffsets requests in flight at once: one round trip to a slow leader, not two.
-  stats_.list_offsets.fetch_add(2, std::memory_order_relaxed);
-  LogBounds b;
-  const RdKafka::ErrorCode rc = lists_->query_watermark_offsets(options_.topic, partition, &b.start, &b.end,
-                                                                static_cast<int>(timeout.count()));
-  if (rc != RdKafka::ERR_NO_ERROR) return FromKafka(rc, "ListOffsets(partition " + std::to_string(partition) + ")");
-  return b;
+  // Both ListOffsets in flight at once (one round trip to a slow leader), each read on its own.
+  // librdkafka's query_watermark_offsets pairs its two answers by arrival and, when one is -1,
+  // reports the other as both bounds (rdkafka.c): under injected ListOffsets errors it said
+  // start == end for a partition holding 225 records, which was then served without them.
+  auto start = std::async(std::launch::async,
+                          [&] { return ListOffset(partition, RdKafka::Topic::OFFSET_BEGINNING, timeout); });
+  Result<int64_t> end = ListOffset(partition, RdKafka::Topic::OFFSET_END, timeout);
+  Result<int64_t> begin = start.get();
+  RETURN_IF_ERROR(begin.status());
+  RETURN_IF_ERROR(end.status());
+  if (*begin < 0 || *end < *begin) {
+    return Status::Unavailable("ListOffsets(partition " + std::to_string(partition) + ") answered start " +
+                               std::to_string(*begin) + ", end " + std::to_string(*end));
+  }
+  return LogBounds{.start = *begin, .end = *end};
 }
 
 Result<std::optional<int64_t>> KafkaOffsetSource::OffsetForTime(int32_t partition, int64_t time_ms,
