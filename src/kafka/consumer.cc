@@ -93,7 +93,8 @@ Status Consumer::Start() {
     return Status::Internal("consumer: cannot read queued.min.messages back");
   }
   queue_.reset(rd_kafka_queue_get_consumer(consumer_->c_ptr()));
-  waker_ = std::make_unique<FetchWaker>(consumer_->c_ptr(), options_.topic, options_.num_partitions, threshold);
+  waker_ = std::make_unique<FetchWaker>(consumer_->c_ptr(), options_.topic, options_.num_partitions, threshold,
+                                        stats_.fetch_wakeups);
   waker_->Start();
   log::Info("consumer", "joined the consumer group")
       .Kv("group", options_.group)

@@ -50,6 +50,7 @@ struct ConsumerStats {
   std::atomic<uint64_t> outside_window{0};  // older than the active window
   std::atomic<uint64_t> redelivered{0};     // below the checkpoint: skipped
   std::atomic<uint64_t> flushes{0};
+  std::atomic<uint64_t> fetch_wakeups{0};   // FetchWaker's requests to restart librdkafka's fetching
   std::atomic<bool> left_group{false};      // left the group because the store failed
 };
 

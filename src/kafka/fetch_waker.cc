@@ -15,8 +15,9 @@ struct ListDeleter {
 
 }  // namespace
 
-FetchWaker::FetchWaker(rd_kafka_t* rk, std::string topic, int32_t partitions, size_t threshold)
-    : rk_(rk), topic_(std::move(topic)), partitions_(partitions), threshold_(threshold) {}
+FetchWaker::FetchWaker(rd_kafka_t* rk, std::string topic, int32_t partitions, size_t threshold,
+                       std::atomic<uint64_t>& wakes)
+    : rk_(rk), topic_(std::move(topic)), partitions_(partitions), threshold_(threshold), wakes_(wakes) {}
 
 FetchWaker::~FetchWaker() { Stop(); }
 
@@ -48,11 +49,6 @@ void FetchWaker::Observe(size_t queued) {
   cv_.notify_one();
 }
 
-uint64_t FetchWaker::wakes() const {
-  std::lock_guard lock(mu_);
-  return wakes_;
-}
-
 void FetchWaker::Run() {
   // Every partition, not only the assigned ones: librdkafka sends one request per leader,
   // and the assignment may change under us. The answers are not needed.
@@ -69,8 +65,8 @@ void FetchWaker::Run() {
       list->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
     (void)rd_kafka_offsets_for_times(rk_, list.get(), 1000);
+    wakes_.fetch_add(1, std::memory_order_relaxed);
     lock.lock();
-    ++wakes_;
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -25,8 +26,9 @@ namespace limits::kafka {
 
 class FetchWaker {
  public:
-  // `rk` (the consumer's handle) must outlive Stop(); `threshold` is its queued.min.messages.
-  FetchWaker(rd_kafka_t* rk, std::string topic, int32_t partitions, size_t threshold);
+  // `rk` (the consumer's handle) must outlive Stop(); `threshold` is its queued.min.messages;
+  // `wakes` counts the wake-ups sent and must outlive it too.
+  FetchWaker(rd_kafka_t* rk, std::string topic, int32_t partitions, size_t threshold, std::atomic<uint64_t>& wakes);
   ~FetchWaker();
   FetchWaker(const FetchWaker&) = delete;
   FetchWaker& operator=(const FetchWaker&) = delete;
@@ -37,8 +39,6 @@ class FetchWaker {
   // The consumer thread, after a drain: librdkafka's queue holds `queued` records.
   void Observe(size_t queued);
 
-  uint64_t wakes() const;
-
  private:
   void Run();
 
@@ -46,15 +46,15 @@ class FetchWaker {
   const std::string topic_;
   const int32_t partitions_;
   const size_t threshold_;
+  std::atomic<uint64_t>& wakes_;
   // Consumer thread only.
   bool armed_ = false;
   std::chrono::steady_clock::time_point last_request_{};
 
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable cv_;
   bool requested_ = false;  // GUARDED_BY(mu_)
   bool stop_ = false;       // GUARDED_BY(mu_)
-  uint64_t wakes_ = 0;      // GUARDED_BY(mu_)
   std::thread thread_;
 };
 

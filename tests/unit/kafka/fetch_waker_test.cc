@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -73,7 +74,8 @@ Result ReadAll(const std::string& bootstrap, bool with_waker, std::chrono::secon
   EXPECT_EQ(rd_kafka_assign(rk, parts), RD_KAFKA_RESP_ERR_NO_ERROR);
   rd_kafka_topic_partition_list_destroy(parts);
   rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(rk);
-  FetchWaker waker(rk, "topic", kPartitions, kQueued);
+  std::atomic<uint64_t> wakes{0};
+  FetchWaker waker(rk, "topic", kPartitions, kQueued, wakes);
   if (with_waker) waker.Start();
   Result r;
   int at_end = 0;
@@ -90,7 +92,7 @@ Result ReadAll(const std::string& bootstrap, bool with_waker, std::chrono::secon
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   waker.Stop();
-  r.wakes = waker.wakes();
+  r.wakes = wakes.load();
   rd_kafka_queue_destroy(queue);
   rd_kafka_consumer_close(rk);
   return r;
