@@ -26,6 +26,10 @@ void TestKafka::CreateProducer() {
   std::string err;
   conf->set("bootstrap.servers", bootstrap_, err);
   conf->set("linger.ms", "5", err);
+  // Tests lay records out in a partition in order (timestamps rising): a retried batch must
+  // not overtake the next one, as it could with several in flight (a fresh real broker
+  // answers the first produce with a retriable error now and then).
+  conf->set("max.in.flight.requests.per.connection", "1", err);
   producer_.reset(RdKafka::Producer::create(conf.get(), err));
   if (!producer_) throw std::runtime_error(err);
 }
