@@ -112,7 +112,7 @@ class RateRing {
       slot[0] = static_cast<T>(seen_s - seen_s % bucket_s);
     } else if (seen_s > newest) {
       BucketRing<T>::Advance(slot + 1, n, bucket_s, newest, seen_s);
-      slot[0] = static_cast<T>(std::max<uint32_t>(newest, seen_s - seen_s % bucket_s));
+      slot[0] = static_cast<T>(seen_s - seen_s % bucket_s);
     }
     BucketRing<T>::Add(slot + 1, n, bucket_s, static_cast<uint32_t>(slot[0]), seen_s, bytes);
   }
