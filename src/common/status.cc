@@ -16,6 +16,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kShutdown: return "Shutdown";
     case StatusCode::kFailedPrecondition: return "FailedPrecondition";
     case StatusCode::kInternal: return "Internal";
+    case StatusCode::kWouldBlock: return "WouldBlock";
   }
   return "Unknown";
 }

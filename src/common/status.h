@@ -19,6 +19,7 @@ enum class StatusCode : uint8_t {
   kShutdown,
   kFailedPrecondition,
   kInternal,
+  kWouldBlock,  // the call would have had to wait (for a lock) and changed nothing; retry where waiting is fine
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -38,6 +39,7 @@ class [[nodiscard]] Status {
     return {StatusCode::kFailedPrecondition, std::move(msg)};
   }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+  static Status WouldBlock(std::string msg) { return {StatusCode::kWouldBlock, std::move(msg)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -46,6 +48,7 @@ class [[nodiscard]] Status {
   bool IsNotFound() const { return code_ == StatusCode::kNotFound; }
   bool IsInvalidArgument() const { return code_ == StatusCode::kInvalidArgument; }
   bool IsCorruption() const { return code_ == StatusCode::kCorruption; }
+  bool IsWouldBlock() const { return code_ == StatusCode::kWouldBlock; }
 
   // Adds the context of one more hop, as Go's %w does: "open p00017: <message>".
   Status Prefixed(std::string_view context) const;

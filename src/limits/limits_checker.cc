@@ -53,7 +53,7 @@ Status LimitsChecker::Validate(std::string_view tenant, std::span<const StreamUp
 }
 
 Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams,
-                                    std::vector<Rejection>* rejected) {
+                                    std::vector<Rejection>* rejected, Wait wait) {
   rejected->clear();
   RETURN_IF_ERROR(Validate(tenant, streams));
   // A failed store has left the group, so nothing is served: say why, not reason 1 for all.
@@ -67,14 +67,24 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
     if (!serving->Contains(p)) {
       // Pending, replaying or not owned: cannot be checked here, so never silently accepted.
       rejected->push_back({s.stream_hash, kReasonFailed});
-      streams_discarded_[static_cast<size_t>(p)]->Increment();
       continue;
     }
     served.push_back(s);
     bytes += static_cast<double>(s.bytes);
   }
-  rejected_[kReasonFailed]->Increment(static_cast<double>(rejected->size()));
-  if (served.empty()) return Status::OK();
+  // Counted once the answer stands: a call that would wait is run again from the start.
+  const size_t unserved = rejected->size();
+  auto count_unserved = [&] {
+    for (size_t i = 0; i < unserved; ++i) {
+      const uint64_t p = (*rejected)[i].stream_hash % static_cast<uint64_t>(options_.num_partitions);
+      streams_discarded_[p]->Increment();
+    }
+    rejected_[kReasonFailed]->Increment(static_cast<double>(unserved));
+  };
+  if (served.empty()) {
+    count_unserved();
+    return Status::OK();
+  }
 
   const std::shared_ptr<const LimitsProvider::Snapshot> snapshot = limits_.Current();
   const TenantLimits& limits = snapshot->For(tenant);
@@ -82,15 +92,18 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   const double rate = limits.ingestion_rate_mb * kMiB * share;
   const double burst = limits.ingestion_burst_size_mb * kMiB;
   if (options_.enforce_rate && !rates_.TryTake(tenant, bytes, rate, burst, clock_.NowMillis())) {
+    count_unserved();
     for (const StreamUpdate& s : served) rejected->push_back({s.stream_hash, kReasonRateLimited});
     rejected_[kReasonRateLimited]->Increment(static_cast<double>(served.size()));
     return Status::OK();
   }
 
   UpdateCondResult result;
-  Status st = store_.UpdateCond(tenant, served, limits, *serving, &result);
+  Status st = store_.UpdateCond(tenant, served, limits, *serving, &result, wait);
   if (!st.ok()) {
     if (options_.enforce_rate) rates_.Refund(tenant, bytes, burst);
+    if (st.IsWouldBlock()) return st;
+    count_unserved();
     if (st.IsInvalidArgument()) return st;
     return st.code() == StatusCode::kFailedPrecondition ? Status::Unavailable(st.message()) : st;
   }
@@ -118,6 +131,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
     }
   }
   if (refund > 0 && options_.enforce_rate) rates_.Refund(tenant, refund, burst);
+  count_unserved();
   rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
   rejected_[kReasonTooManyPolicies]->Increment(static_cast<double>(too_many_policies));
   ingested_bytes_.Add(tenant, accepted_bytes);

@@ -48,8 +48,10 @@ class LimitsChecker {
   LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits, RateLimiter& rates,
                 StreamSink& sink, const Clock& clock, prometheus::Registry& registry, Options options);
 
-  // kInvalidArgument for a bad request; kUnavailable / kInternal when the store fails.
-  Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected);
+  // kInvalidArgument for a bad request; kUnavailable / kInternal when the store fails. With
+  // Wait::kNever, kWouldBlock when a lock is busy: nothing was changed or counted.
+  Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected,
+                       Wait wait = Wait::kMay);
   Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
                      std::vector<UsageStore::StreamRate>* rates);
   // Ready partitions -> assignment time (unix ns).

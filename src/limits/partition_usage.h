@@ -49,6 +49,14 @@ class PartitionUsage {
     if (id) *id = *found;
     return it->second.get();
   }
+  // Start fetching what Find(name, id, hint) reads, for a caller about to look up many
+  // partitions in turn: the hinted tenant's slot, then (PrefetchStreams, once that has
+  // arrived) the tenant's streams object, whose name is not checked here.
+  void Prefetch(TenantId hint) const { tenants_.prefetch(hint); }
+  void PrefetchStreams(TenantId hint) const {
+    auto it = tenants_.find(hint);
+    if (it != tenants_.end()) it->second->PrefetchSelf();
+  }
   // The tenant's streams here, created empty when new (taking a reference on the tenant's
   // id, released when they are erased); nullptr when the directory is full. *id is set.
   TenantStreams* FindOrCreate(std::string_view name, TenantId* id = nullptr,

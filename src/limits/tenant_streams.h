@@ -62,6 +62,15 @@ class TenantStreams {
   // Starts fetching the memory a look-up of `hash` will touch.
   void Prefetch(uint64_t hash) const { streams_.prefetch(hash); }
   const StreamEntry* Find(uint64_t hash) const;
+  // Starts fetching its own fields that any look-up reads first (the name, the streams
+  // table's header), and its policy groups, which counting reads.
+  void PrefetchSelf() const {
+    __builtin_prefetch(this);
+    __builtin_prefetch(&streams_);
+  }
+  void PrefetchGroups() const {
+    if (!groups_.empty()) __builtin_prefetch(groups_.data());
+  }
 
   // The stream was seen at `seen_s` under `policy` (from Policy()) with `bytes` more. Creates
   // it when unknown (or revives it when expired), keeps the newest last-seen time, and marks

@@ -10,11 +10,15 @@
 #include <thread>
 
 #include "common/log.h"
+#include "limits/held_partitions.h"
 #include "storage/codec.h"
 #include "storage/column_families.h"
 
 namespace limits {
 namespace {
+
+// How long UpdateCond with Wait::kNever spins for busy locks, in all, before it gives up.
+constexpr std::chrono::microseconds kNoWaitSpin{50};
 
 constexpr uint32_t kMaxTenants = 1u << 24;
 
@@ -431,20 +435,37 @@ void UsageStore::NotePolicyOverflow(std::string_view tenant) {
       .Kv("max_policies_per_tenant", options_.max_policies_per_tenant);
 }
 
-void UsageStore::CountPool(Admission& admission, std::string_view tenant, const PartitionSet& serving,
-                           int64_t cutoff_s) {
-  const std::optional<TenantId> hint = directory_.Find(tenant);
-  for (int32_t p : serving.ToVector()) {
-    PartitionUsage* pu = Partition(p);
-    if (pu == nullptr) continue;
-    std::lock_guard lock(pu->mu());
-    if (TenantStreams* ts = pu->Find(tenant, nullptr, hint)) admission.CountPartition(*ts, cutoff_s);
+// Look-ups in stages, each started for every partition (or stream) before the next reads
+// its result: a request's ~100 streams over ~50 partitions are each a chain of cache misses
+// (tenant slot, tenant object, table header, stream slot), which overlap this way instead of
+// running one after another.
+void UsageStore::FindTenantLocked(std::span<PartitionUsage* const> pus, std::string_view tenant,
+                                  std::optional<TenantId> hint, std::span<TenantStreams*> out) {
+  if (!hint) {
+    for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(tenant);
+    return;
+  }
+  for (PartitionUsage* pu : pus) pu->Prefetch(*hint);
+  for (PartitionUsage* pu : pus) pu->PrefetchStreams(*hint);
+  for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(tenant, nullptr, hint);
+}
+
+void UsageStore::CountPoolLocked(Admission& admission, std::string_view tenant, std::optional<TenantId> hint,
+                                 std::span<PartitionUsage* const> pool, int64_t cutoff_s) {
+  std::vector<TenantStreams*> ts(pool.size());
+  FindTenantLocked(pool, tenant, hint, ts);
+  for (TenantStreams* t : ts) {
+    if (t != nullptr) t->PrefetchGroups();
+  }
+  for (TenantStreams* t : ts) {
+    if (t != nullptr) admission.CountPartition(*t, cutoff_s);
   }
   admission.MarkCounted();
 }
 
 Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams,
-                              const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out) {
+                              const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
+                              Wait wait) {
   out->verdicts.assign(streams.size(), Verdict::kNotServed);
   out->to_produce.clear();
   if (!ValidTenant(tenant)) {
@@ -460,52 +481,113 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
   const uint32_t produce_interval = options_.windows.produce_interval_s;
 
-  // Visit streams partition by partition, so each partition's mutex is taken once.
+  // The streams by partition (then by position in the request); runs of the served ones.
   std::vector<uint64_t> order(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     const uint64_t p = streams[i].stream_hash % static_cast<uint64_t>(options_.num_partitions);
     order[i] = (p << 32) | i;
   }
   std::sort(order.begin(), order.end());
-
-  Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
-  std::lock_guard admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes]);
-  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per partition
-  size_t k = 0;
-  while (k < order.size()) {
+  struct Run {
+    size_t begin, end;
+  };
+  std::vector<Run> runs;
+  std::vector<PartitionUsage*> run_pus;
+  for (size_t k = 0; k < order.size();) {
     const auto p = static_cast<int32_t>(order[k] >> 32);
     size_t end = k;
     while (end < order.size() && static_cast<int32_t>(order[end] >> 32) == p) ++end;
-    PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
-    if (!serving.Contains(p)) {
-      k = end;
-      continue;
+    if (serving.Contains(p)) {
+      runs.push_back({k, end});
+      run_pus.push_back(partitions_[static_cast<size_t>(p)].get());
     }
-    std::unique_lock lock(pu.mu());
-    RETURN_IF_ERROR(EnsurePresentLocked(pu));
-    TenantId tid = 0;
-    TenantStreams* ts = pu.Find(tenant, &tid, hint);
-    bool created = false;
-    bool recount = false;
-    for (; k < end; ++k) {
-      const uint32_t i = static_cast<uint32_t>(order[k]);
-      const StreamUpdate& s = streams[i];
-      StreamEntry* e = ts ? ts->Find(s.stream_hash) : nullptr;
+    k = end;
+  }
+  auto index_of = [&](size_t k) { return static_cast<uint32_t>(order[k]); };
+
+  Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
+  const bool may_wait = wait == Wait::kMay;
+  // Without waiting, locks another request holds (for microseconds) are worth a short spin;
+  // the consumer's, flusher's or evictor's holds (up to milliseconds) are not.
+  const auto spin_until = std::chrono::steady_clock::now() + kNoWaitSpin;
+  std::unique_lock admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes],
+                                  std::defer_lock);
+  if (may_wait) {
+    admission_lock.lock();
+  } else if (!TryLockUntil(admission_lock, spin_until)) {
+    return Status::WouldBlock("the tenant's admission is busy");
+  }
+  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per partition
+
+  // The request's partitions stay held from the first look-up to the last change, so what
+  // the look-ups found (which streams are new) still holds when they are admitted. Nothing
+  // changes before every lock needed is held: a call that would wait can give up cleanly.
+  HeldPartitions held(options_.num_partitions);
+  for (PartitionUsage* pu : run_pus) {
+    if (may_wait) {
+      held.Lock(*pu);  // ascending
+    } else if (!held.TryLockUntil(*pu, spin_until)) {
+      return Status::WouldBlock("a partition is busy");
+    }
+  }
+  for (PartitionUsage* pu : run_pus) {
+    if (!may_wait && !pu->present) return Status::WouldBlock("a partition has no column family yet");
+    RETURN_IF_ERROR(EnsurePresentLocked(*pu));
+  }
+
+  // Does any stream need the tenant's pool counted (a new stream in a limited bucket)?
+  std::vector<TenantStreams*> ts(runs.size());
+  FindTenantLocked(run_pus, tenant, hint, ts);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (ts[r] == nullptr) continue;
+    for (size_t k = runs[r].begin; k < runs[r].end; ++k) ts[r]->Prefetch(streams[index_of(k)].stream_hash);
+  }
+  bool count = false;
+  for (size_t r = 0; r < runs.size() && !count; ++r) {
+    for (size_t k = runs[r].begin; k < runs[r].end && !count; ++k) {
+      const StreamUpdate& s = streams[index_of(k)];
+      const StreamEntry* e = ts[r] ? ts[r]->Find(s.stream_hash) : nullptr;
       const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
-      if (!active) {
-        const size_t bucket = admission.BucketOf(s.policy);
-        if (admission.Limited(bucket) && !admission.counted()) {
-          recount = true;  // counting takes other partitions' mutexes: not while holding this one
-          break;
-        }
-      }
-      if (ts == nullptr) {
-        ts = pu.FindOrCreate(tenant, &tid, hint);
-        if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
+      count = !active && admission.Limited(admission.BucketOf(s.policy));
+    }
+  }
+  if (count) {
+    // Counting reads every partition of the pool: the rest are taken without waiting, or,
+    // when one is busy, all of them anew in ascending order.
+    std::vector<PartitionUsage*> pool;
+    pool.reserve(serving.Count());
+    bool all = true;
+    for (int32_t p : serving.ToVector()) {
+      PartitionUsage* pu = partitions_[static_cast<size_t>(p)].get();
+      pool.push_back(pu);
+      if (all && !held.holds(p)) all = held.TryLockUntil(*pu, may_wait ? std::chrono::steady_clock::time_point{} : spin_until);
+    }
+    if (!all) {
+      if (!may_wait) return Status::WouldBlock("a partition of the tenant's pool is busy");
+      held.ReleaseAll();
+      for (PartitionUsage* pu : pool) held.Lock(*pu);
+      for (PartitionUsage* pu : run_pus) RETURN_IF_ERROR(EnsurePresentLocked(*pu));  // unlocked meanwhile
+    }
+    CountPoolLocked(admission, tenant, hint, pool, cutoff);
+  }
+
+  for (size_t r = 0; r < runs.size(); ++r) {
+    PartitionUsage& pu = *run_pus[r];
+    TenantId tid = 0;
+    TenantStreams* t = pu.Find(tenant, &tid, hint);
+    bool created = false;
+    for (size_t k = runs[r].begin; k < runs[r].end; ++k) {
+      const uint32_t i = index_of(k);
+      const StreamUpdate& s = streams[i];
+      StreamEntry* e = t ? t->Find(s.stream_hash) : nullptr;
+      const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
+      if (t == nullptr) {
+        t = pu.FindOrCreate(tenant, &tid, hint);
+        if (t == nullptr) return Status::Unavailable("too many tenants on this node");
         created = true;
         hint = tid;
       }
-      std::optional<PolicyId> pid = ts->Policy(s.policy);
+      std::optional<PolicyId> pid = t->Policy(s.policy);
       if (!pid && active) pid = e->policy;  // a known stream keeps counting under its policy
       if (!pid) {
         out->verdicts[i] = Verdict::kTooManyPolicies;
@@ -522,19 +604,15 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       // would restore after a crash. Writing every refresh made each flush rewrite every
       // stream requested in the last second (ARCHITECTURE.md, "Serving without a write").
       const bool persist = !active || e->policy != *pid;
-      StreamEntry& entry = ts->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
+      StreamEntry& entry = t->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
       if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
-        ts->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
+        t->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
       }
-      if (ts->HasPendingWrites()) pu.QueueForFlush(tid, *ts);
+      if (t->HasPendingWrites()) pu.QueueForFlush(tid, *t);
       out->verdicts[i] = Verdict::kAccepted;
     }
     if (created) pu.EraseIfEmpty(tid);  // every new stream rejected: forget the tenant here again
-    if (recount) {
-      lock.unlock();
-      CountPool(admission, tenant, serving, cutoff);  // then retry from stream k
-    }
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
   // No write here: the changes are persisted by the consumer's next flush, and an accepted

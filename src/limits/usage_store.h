@@ -68,6 +68,11 @@ struct StreamUpdate {
   std::string_view policy;
 };
 
+// Whether a call may wait for a lock another thread holds. kNever is for callers on threads
+// that must not block (gRPC's): a busy lock makes the call return kWouldBlock having changed
+// nothing, to be run again where waiting is fine.
+enum class Wait : bool { kMay, kNever };
+
 enum class Verdict : uint8_t {
   kAccepted,
   kMaxStreams,  // a new stream beyond the tenant's (or its policy's) stream limit
@@ -162,9 +167,10 @@ class UsageStore {
   // Bytes are not recorded in rate buckets here (UpdateRates does that, as in Loki), so a
   // client reporting a push through both does not count it twice.
   // Streams whose partition is not in `serving` get kNotServed and change nothing; a
-  // serving partition without a column family gets one.
+  // serving partition without a column family gets one. With Wait::kNever, a busy lock (or a
+  // column family to create) is kWouldBlock, with nothing changed.
   Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
-                    const PartitionSet& serving, UpdateCondResult* out);
+                    const PartitionSet& serving, UpdateCondResult* out, Wait wait = Wait::kMay);
 
   // Loki's UpdateRates: records each hash's bytes in its rate buckets and returns its rate,
   // bytes/s over the populated buckets of the rate window, for every hash of a served
@@ -249,7 +255,11 @@ class UsageStore {
   // Runs fn with no flush running and none starting (group-commit leadership).
   Status Exclusive(const std::function<Status()>& fn);
   Status CheckHealthy();
-  void CountPool(Admission& admission, std::string_view tenant, const PartitionSet& serving, int64_t cutoff_s);
+  // REQUIRES: the mutexes of `pus` / `pool` held.
+  void FindTenantLocked(std::span<PartitionUsage* const> pus, std::string_view tenant, std::optional<TenantId> hint,
+                        std::span<TenantStreams*> out);
+  void CountPoolLocked(Admission& admission, std::string_view tenant, std::optional<TenantId> hint,
+                       std::span<PartitionUsage* const> pool, int64_t cutoff_s);
   void NotePolicyOverflow(std::string_view tenant);
   PartitionUsage* Partition(int32_t partition);
   int64_t NowSeconds() const { return options_.clock->NowMillis() / 1000; }

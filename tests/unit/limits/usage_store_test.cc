@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -634,6 +636,111 @@ TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
   ExpectCountsEqualFullScan();
   ASSERT_TRUE(store_->Flush().ok());
   for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(DiskRows(p), MemoryRows(p));
+}
+
+// Requests spanning partitions hold their partitions together; some without waiting (as on
+// gRPC's thread: a busy lock is kWouldBlock, then the call runs again waiting). No deadlock,
+// no admission beyond the limit, and every call that would block changed nothing.
+TEST_F(UsageStoreTest, ConcurrentRequestsOverManyPartitionsWithAndWithoutWaitingKeepTheLimit) {
+  constexpr int kThreads = 4, kRequests = 150, kPerRequest = 3;
+  std::atomic<int> accepted{0}, would_block{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRequests; ++r) {
+        std::vector<StreamUpdate> u;
+        for (int i = 0; i < kPerRequest; ++i) {
+          u.push_back({.stream_hash = static_cast<uint64_t>((t * kRequests + r) * kPerRequest + i), .bytes = 1, .policy = ""});
+        }
+        UpdateCondResult out;
+        Status s = store_->UpdateCond("shared", u, Limit(700), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
+        if (s.IsWouldBlock()) {
+          ++would_block;
+          s = store_->UpdateCond("shared", u, Limit(700), all_, &out, Wait::kMay);
+        }
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        for (Verdict v : out.verdicts) accepted += v == Verdict::kAccepted ? 1 : 0;
+      }
+    });
+  }
+  std::thread consumer([&] {
+    for (int b = 0; b < 50; ++b) {
+      const int32_t p = b % kPartitions;
+      std::vector<Record> recs;
+      for (int i = 0; i < 20; ++i) recs.push_back(Rec("other", HashIn(p, static_cast<uint64_t>(b * 20 + i)), b * 20 + i));
+      ASSERT_TRUE(store_->Apply(p, recs, b * 20 + 20).ok());
+    }
+  });
+  for (auto& th : threads) th.join();
+  consumer.join();
+  EXPECT_EQ(accepted.load(), 700);
+  EXPECT_EQ(store_->UsageOf("shared", all_).active_streams, 700u);
+  ExpectCountsEqualFullScan();
+  RecordProperty("would_block", would_block.load());
+}
+
+// Wait::kNever finds a partition held by someone else (here a scan of it): kWouldBlock, and
+// nothing of the request changed, in that partition or any other. Once free, it is served.
+TEST_F(UsageStoreTest, WithoutWaitingABusyPartitionIsWouldBlockAndChangesNothing) {
+  {
+    // Creating a partition's column family is disk work: not done without waiting either.
+    std::vector<StreamUpdate> u = {{.stream_hash = HashIn(0, 0), .bytes = 1, .policy = ""}};
+    UpdateCondResult out;
+    EXPECT_TRUE(store_->UpdateCond("t", u, Limit(100), all_, &out, Wait::kNever).IsWouldBlock());
+  }
+  const std::vector<int32_t> partitions = {0, 1, 2, 3};  // as assignment does
+  ASSERT_TRUE(store_->EnsurePartitions(partitions).ok());
+  ASSERT_EQ(Count(Check("t", {HashIn(1, 0)}, Limit(100), all_), Verdict::kAccepted), 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  std::thread holder([&] {
+    store_->ForEachStream(1, [&](std::string_view, uint64_t, std::string_view, const StreamEntry&) {
+      std::unique_lock lock(mu);
+      holding = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    });
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return holding; });
+  }
+  std::vector<StreamUpdate> u = {{.stream_hash = HashIn(2, 0), .bytes = 1, .policy = ""}, {.stream_hash = HashIn(1, 1), .bytes = 1, .policy = ""}};
+  UpdateCondResult out;
+  Status s = store_->UpdateCond("t", u, Limit(100), all_, &out, Wait::kNever);
+  EXPECT_TRUE(s.IsWouldBlock()) << s.ToString();
+  // A request that only needs the pool counted (a new stream of a limited tenant) needs the
+  // busy partition too.
+  std::vector<StreamUpdate> elsewhere = {{.stream_hash = HashIn(3, 0), .bytes = 1, .policy = ""}};
+  s = store_->UpdateCond("t", elsewhere, Limit(100), all_, &out, Wait::kNever);
+  EXPECT_TRUE(s.IsWouldBlock()) << s.ToString();
+  // Unlimited, nothing to count: partition 3 alone is enough.
+  s = store_->UpdateCond("u", elsewhere, Limit(kUnlimited), all_, &out, Wait::kNever);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  // One that may wait, waits for the holder.
+  std::atomic<bool> waited_done{false};
+  std::thread waiter([&] {
+    UpdateCondResult w;
+    EXPECT_TRUE(store_->UpdateCond("t", u, Limit(100), all_, &w, Wait::kMay).ok());
+    waited_done = true;
+  });
+  EXPECT_EQ(store_->StreamsIn(2), 0u);  // nothing of "t" in partition 2 (partition 1 is busy: not read here)
+  EXPECT_EQ(store_->StreamsIn(3), 1u);  // only "u"'s
+  EXPECT_FALSE(waited_done.load());
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  holder.join();
+  waiter.join();
+  EXPECT_EQ(store_->UsageOf("t", all_).active_streams, 3u);
+  s = store_->UpdateCond("t", elsewhere, Limit(100), all_, &out, Wait::kNever);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(out.verdicts[0], Verdict::kAccepted);
+  EXPECT_EQ(store_->UsageOf("t", all_).active_streams, 4u);
+  ExpectCountsEqualFullScan();
 }
 
 // Issue 8, item 6: a tenant with ever new policies exhausts only its own table. Its new
