@@ -122,7 +122,13 @@ IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Reg
                   .Register(registry)
                   .Add({})),
       pool_(pool) {
+  auto& handoffs = prometheus::BuildCounter()
+                       .Name("limitsd_grpc_handoffs_total")
+                       .Help("Calls started on gRPC's thread that found a lock busy, changed nothing there and were "
+                             "handed to a handler thread.")
+                       .Register(registry);
   for (int m = 0; m < kMethods; ++m) {
+    handoffs_[m] = &handoffs.Add({{"method", kMethodNames[m]}});
     inflight_[m] = &loki_inflight_.Add({{"method", "gRPC"}, {"route", kRoutes[m]}});
     SeriesOf(m, grpc::OK);  // the usual series exist from the start
   }
@@ -156,24 +162,30 @@ IngestLimitsService::Series& IngestLimitsService::SeriesOf(int method, grpc::Sta
   return s;
 }
 
-grpc::ServerUnaryReactor* IngestLimitsService::Dispatch(int method, bool inline_call,
-                                                        grpc::CallbackServerContext* context,
+grpc::ServerUnaryReactor* IngestLimitsService::Dispatch(int method, Mode mode, grpc::CallbackServerContext* context,
                                                         const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
                                                         Handler handler) {
   const auto started = std::chrono::steady_clock::now();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
   inflight_[method]->Increment();
-  if (inline_call) {
-    Finish(method, reactor, started, Run(method, context, *request, response, handler));
-    return reactor;
+  if (mode != Mode::kPool) {
+    const Wait wait = mode == Mode::kInline ? Wait::kMay : Wait::kNever;
+    if (std::optional<grpc::Status> status = Run(method, *request, response, handler, wait)) {
+      Finish(method, reactor, started, *status);
+      return reactor;
+    }
+    handoffs_[method]->Increment();
   }
   const size_t bytes = request->Length();
   auto task = [this, method, reactor, started, context, request, response, handler = std::move(handler)] {
     queued_.Decrement();
     // A call whose client gave up (deadline, cancel) while it waited is not worth serving.
-    const grpc::Status status = context->IsCancelled() ? grpc::Status(grpc::CANCELLED, "cancelled while queued")
-                                                       : Run(method, context, *request, response, handler);
+    grpc::Status status(grpc::CANCELLED, "cancelled while queued");
+    if (!context->IsCancelled()) {
+      status = Run(method, *request, response, handler, Wait::kMay)
+                   .value_or(grpc::Status(grpc::INTERNAL, "internal error: a handler that may wait would block"));
+    }
     Finish(method, reactor, started, status);
   };
   queued_.Increment();
@@ -186,10 +198,10 @@ grpc::ServerUnaryReactor* IngestLimitsService::Dispatch(int method, bool inline_
   return reactor;
 }
 
-grpc::Status IngestLimitsService::Run(int method, grpc::CallbackServerContext*, const grpc::ByteBuffer& request,
-                                      grpc::ByteBuffer* response, const Handler& handler) {
+std::optional<grpc::Status> IngestLimitsService::Run(int method, const grpc::ByteBuffer& request,
+                                                     grpc::ByteBuffer* response, const Handler& handler, Wait wait) {
   try {
-    return handler(request, response);
+    return handler(request, response, wait);
   } catch (const std::exception& e) {
     log::Error("rpc", "handler threw").Kv("method", kMethodNames[method]).Kv("error", e.what());
     return grpc::Status(grpc::INTERNAL, std::string("internal error: ") + e.what());
@@ -214,33 +226,43 @@ void IngestLimitsService::Finish(int method, grpc::ServerUnaryReactor* reactor,
 grpc::ServerUnaryReactor* IngestLimitsService::ExceedsLimits(grpc::CallbackServerContext* context,
                                                              const grpc::ByteBuffer* request,
                                                              grpc::ByteBuffer* response) {
-  return Dispatch(kExceedsLimits, false, context, request, response,
-                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoExceedsLimits(in, out); });
+  return Dispatch(kExceedsLimits, Mode::kInlineOrPool, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait wait) {
+                    return DoExceedsLimits(in, out, wait);
+                  });
 }
 
 grpc::ServerUnaryReactor* IngestLimitsService::GetAssignedPartitions(grpc::CallbackServerContext* context,
                                                                      const grpc::ByteBuffer* request,
                                                                      grpc::ByteBuffer* response) {
   // A copy of the serving set: cheap and never blocking, so it skips the queue.
-  return Dispatch(kGetAssignedPartitions, true, context, request, response,
-                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoGetAssignedPartitions(in, out); });
+  return Dispatch(kGetAssignedPartitions, Mode::kInline, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait) -> std::optional<grpc::Status> {
+                    return DoGetAssignedPartitions(in, out);
+                  });
 }
 
 grpc::ServerUnaryReactor* IngestLimitsService::UpdateRates(grpc::CallbackServerContext* context,
                                                            const grpc::ByteBuffer* request,
                                                            grpc::ByteBuffer* response) {
-  return Dispatch(kUpdateRates, false, context, request, response,
-                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out) { return DoUpdateRates(in, out); });
+  return Dispatch(kUpdateRates, Mode::kPool, context, request, response,
+                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait) -> std::optional<grpc::Status> {
+                    return DoUpdateRates(in, out);
+                  });
 }
 
-grpc::Status IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
+std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out,
+                                                                 Wait wait) {
   proto::server::ExceedsLimitsRequest request;
   if (!Parse(in, &request)) return Unparsable(kExceedsLimits);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
   std::vector<StreamUpdate> streams;
   if (grpc::Status s = Streams(request.streams(), &streams); !s.ok()) return s;
   std::vector<Rejection> rejected;
-  if (Status s = checker_.ExceedsLimits(request.tenant(), streams, &rejected); !s.ok()) return ToGrpc(s);
+  if (Status s = checker_.ExceedsLimits(request.tenant(), streams, &rejected, wait); !s.ok()) {
+    if (s.IsWouldBlock()) return std::nullopt;
+    return ToGrpc(s);
+  }
   proto::ExceedsLimitsResponse response;
   for (const Rejection& r : rejected) {
     proto::ExceedsLimitsResult* result = response.add_results();

@@ -1,8 +1,9 @@
 // IngestLimitsService: Loki's IngestLimits gRPC service on gRPC's callback API with raw
-// (ByteBuffer) methods. Each call is handed from gRPC's threads to a HandlerPool of our own
-// (handlers may wait for partition mutexes and admission stripes), so 1000 concurrent calls queue and are
-// served instead of meeting "Server Threadpool Exhausted"; a full queue answers
-// RESOURCE_EXHAUSTED at once. Requests are parsed here (rpc/limits_server.proto: strings as
+// (ByteBuffer) methods. ExceedsLimits runs on gRPC's own thread when every lock it needs is
+// free (no thread hand-off: a third of the call's cost); one that finds a lock busy changes
+// nothing there and is handed to a HandlerPool of our own, where waiting is fine, as
+// UpdateRates always is. So 1000 concurrent calls queue and are served instead of meeting
+// "Server Threadpool Exhausted"; a full queue answers RESOURCE_EXHAUSTED at once. Requests are parsed here (rpc/limits_server.proto: strings as
 // bytes), so a garbage body or a tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a
 // message, never INTERNAL. Converts our Status to grpc::Status once, here; counts requests by
 // method and code (limitsd_grpc_*) and under Loki's names (loki_request_duration_seconds,
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "limits/limits_checker.h"
@@ -57,17 +59,22 @@ class IngestLimitsService final : public RawIngestLimitsService {
   static constexpr int kMethods = 3;
 
  private:
-  using Handler = std::function<grpc::Status(const grpc::ByteBuffer&, grpc::ByteBuffer*)>;
-  // Starts a call: inline (cheap, never blocks) or through the pool.
-  grpc::ServerUnaryReactor* Dispatch(int method, bool inline_call, grpc::CallbackServerContext* context,
+  // A handler's answer; nullopt: it ran with Wait::kNever, found a lock busy and did nothing.
+  using Handler = std::function<std::optional<grpc::Status>(const grpc::ByteBuffer&, grpc::ByteBuffer*, Wait)>;
+  enum class Mode {
+    kInline,        // on gRPC's thread: cheap, never waits
+    kInlineOrPool,  // on gRPC's thread unless a lock is busy, then in the pool
+    kPool,          // in the pool
+  };
+  grpc::ServerUnaryReactor* Dispatch(int method, Mode mode, grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request, grpc::ByteBuffer* response, Handler handler);
   // Runs the handler, turning exceptions into INTERNAL.
-  grpc::Status Run(int method, grpc::CallbackServerContext* context, const grpc::ByteBuffer& request,
-                   grpc::ByteBuffer* response, const Handler& handler);
+  std::optional<grpc::Status> Run(int method, const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
+                                  const Handler& handler, Wait wait);
   void Finish(int method, grpc::ServerUnaryReactor* reactor, std::chrono::steady_clock::time_point started,
               const grpc::Status& status);
 
-  grpc::Status DoExceedsLimits(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
+  std::optional<grpc::Status> DoExceedsLimits(const grpc::ByteBuffer& request, grpc::ByteBuffer* response, Wait wait);
   grpc::Status DoGetAssignedPartitions(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
   grpc::Status DoUpdateRates(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
 
@@ -87,6 +94,7 @@ class IngestLimitsService final : public RawIngestLimitsService {
   prometheus::Family<prometheus::Gauge>& loki_inflight_;
   prometheus::Gauge* inflight_[kMethods] = {};
   prometheus::Gauge& queued_;
+  prometheus::Counter* handoffs_[kMethods] = {};
   std::mutex create_mu_;  // only to create a series
   Series series_[kMethods][kCodes];
   std::atomic<int64_t> in_flight_{0};

@@ -60,6 +60,60 @@ class GateSink final : public StreamSink {
   bool open_ = true;
 };
 
+// Holds partitions' mutexes, as a long scan of them would, until released: an ExceedsLimits
+// call that needs one cannot run on gRPC's thread and waits in the handler pool.
+class PartitionHold {
+ public:
+  PartitionHold(UsageStore& store, const std::vector<int32_t>& partitions) {
+    if (!store.EnsurePartitions(partitions).ok()) {
+      ADD_FAILURE() << "EnsurePartitions failed";
+      return;
+    }
+    for (int32_t p : partitions) {
+      // A stream of its own, so that the scan calls back (and waits) inside the partition.
+      std::vector<StreamUpdate> u = {
+          {.stream_hash = static_cast<uint64_t>(1'000'000 * kPartitions + p), .bytes = 1, .policy = ""}};
+      UpdateCondResult out;
+      if (!store.UpdateCond("holder", u, TenantLimits{}, PartitionSet::All(kPartitions), &out).ok()) {
+        ADD_FAILURE() << "UpdateCond failed";
+        return;
+      }
+    }
+    for (int32_t p : partitions) {
+      threads_.emplace_back([this, &store, p] {
+        bool counted = false;
+        store.ForEachStream(p, [&](std::string_view, uint64_t, std::string_view, const StreamEntry&) {
+          std::unique_lock lock(mu_);
+          if (!counted) ++holding_;
+          counted = true;
+          cv_.notify_all();
+          cv_.wait(lock, [this] { return released_; });
+        });
+      });
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return holding_ == partitions.size(); });
+  }
+  ~PartitionHold() { Release(); }
+
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t holding_ = 0;
+  bool released_ = false;
+  std::vector<std::thread> threads_;
+};
+
 class GrpcServiceTest : public ::testing::Test {
  protected:
   void Start(HandlerPool::Options pool = {}, const std::string& listen = "127.0.0.1:0") {
@@ -126,7 +180,9 @@ class GrpcServiceTest : public ::testing::Test {
 TEST_F(GrpcServiceTest, Item19_AThousandConcurrentCallsQueueAndSucceed) {
   Start();
   constexpr int kCalls = 1000;
-  sink_.Close();  // every handler that produces waits: the calls pile up in the server
+  // Every partition is busy: no call runs on gRPC's thread, every handler waits, the calls
+  // pile up in the server.
+  PartitionHold hold(*opened_.store, {0, 1, 2, 3});
   struct Call {
     grpc::ClientContext ctx;
     proto::ExceedsLimitsRequest request;
@@ -158,7 +214,8 @@ TEST_F(GrpcServiceTest, Item19_AThousandConcurrentCallsQueueAndSucceed) {
   EXPECT_EQ(peak.Value("loki_inflight_requests", {{"method", "gRPC"}, {"route", "/proto.IngestLimits/ExceedsLimits"}}),
             kCalls);
   EXPECT_EQ(peak.Value("limitsd_grpc_queued_calls"), kCalls - 32);
-  sink_.Open();
+  EXPECT_EQ(peak.Value("limitsd_grpc_handoffs_total", {{"method", "ExceedsLimits"}}), kCalls);
+  hold.Release();
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, 120s, [&] { return finished == kCalls; }));
@@ -179,6 +236,7 @@ TEST_F(GrpcServiceTest, Item19_AThousandConcurrentCallsQueueAndSucceed) {
 // Beyond the queue: RESOURCE_EXHAUSTED at once, with a message (README "API").
 TEST_F(GrpcServiceTest, Item19_BeyondTheQueueIsResourceExhaustedWithAMessage) {
   Start(HandlerPool::Options{.threads = 0, .max_queued = 0});  // nothing can run or wait
+  PartitionHold hold(*opened_.store, {1});  // the call cannot run on gRPC's thread either
   proto::ExceedsLimitsResponse response;
   grpc::ClientContext ctx;
   grpc::Status s = stub_->ExceedsLimits(&ctx, Request("t", 1), &response);
@@ -189,6 +247,37 @@ TEST_F(GrpcServiceTest, Item19_BeyondTheQueueIsResourceExhaustedWithAMessage) {
   proto::GetAssignedPartitionsResponse assigned;
   ASSERT_TRUE(stub_->GetAssignedPartitions(&actx, {}, &assigned).ok());
   EXPECT_EQ(assigned.assignedpartitions_size(), kPartitions);
+}
+
+// ExceedsLimits runs on gRPC's thread (no handler thread needed) unless a lock it needs is
+// busy; then it waits for it on a handler thread, having changed nothing before, and is
+// answered once the lock is free.
+TEST_F(GrpcServiceTest, ExceedsLimitsRunsOnGrpcsThreadUnlessALockIsBusy) {
+  Start(HandlerPool::Options{.threads = 1});
+  ASSERT_TRUE(opened_.store->EnsurePartitions(std::vector<int32_t>{0, 1, 2, 3}).ok());
+  {
+    grpc::ClientContext ctx;
+    proto::ExceedsLimitsResponse response;
+    ASSERT_TRUE(stub_->ExceedsLimits(&ctx, Request("t", 5), &response).ok());
+  }
+  EXPECT_EQ(Scrape().Value("limitsd_grpc_handoffs_total", {{"method", "ExceedsLimits"}}), 0);
+
+  PartitionHold hold(*opened_.store, {2});
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 30s);
+  proto::ExceedsLimitsResponse response;
+  std::promise<grpc::Status> done;
+  const proto::ExceedsLimitsRequest request = Request("t", 6);  // partition 2
+  stub_->async()->ExceedsLimits(&ctx, &request, &response, [&done](grpc::Status s) { done.set_value(s); });
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return Scrape().Value("limitsd_grpc_handoffs_total", {{"method", "ExceedsLimits"}}) == 1; }, 10s));
+  EXPECT_EQ(opened_.store->UsageOf("t", PartitionSet{0, 1, 3}).active_streams, 1u);  // stream 5 only
+  std::future<grpc::Status> answer = done.get_future();
+  EXPECT_EQ(answer.wait_for(0s), std::future_status::timeout);
+  hold.Release();
+  ASSERT_TRUE(answer.get().ok());
+  EXPECT_EQ(response.results_size(), 0);  // accepted
+  EXPECT_EQ(opened_.store->UsageOf("t", PartitionSet::All(kPartitions)).active_streams, 2u);
 }
 
 // A program whose stdin and stdout are pipes to the test; Close() ends its stdin and waits.
