@@ -88,7 +88,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: grpc_load --target HOST:PORT --method exceeds|trivial [options]\n");
     return 2;
   }
-  const std::vector<proto::ExceedsLimitsRequest> exceeds = MakeRequests(o, 4096);
+  std::vector<proto::ExceedsLimitsRequest> exceeds = MakeRequests(o, 4096);
+  // Each call's new streams are new to the node (not only on the pool's first pass): the
+  // first `fresh` streams of a request get an index no call used before. Each caller owns the
+  // requests it sends (below), so it rewrites them in place.
+  loadgen::UniverseOptions uo;
+  uo.tenants = o.tenants;
+  uo.streams_per_tenant = o.streams_per_tenant;
+  const loadgen::Universe universe(uo);
+  const auto fresh = static_cast<int>(o.new_fraction * o.per_request);
   std::vector<proto::GetAssignedPartitionsRequest> trivial(exceeds.size());
   for (size_t i = 0; i < exceeds.size(); ++i) {
     // Parsed as GetAssignedPartitionsRequest, the fields are unknown ones, kept and re-sent.
@@ -122,7 +130,15 @@ int main(int argc, char** argv) {
         }
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-        const size_t i = seq % exceeds.size();
+        const size_t per_caller = exceeds.size() / static_cast<size_t>(o.callers);
+        const size_t i = static_cast<size_t>(c) + static_cast<size_t>(o.callers) * (n % per_caller);
+        if (!is_trivial && n >= per_caller) {  // the pool's first pass already has its own new streams
+          const auto t = static_cast<uint32_t>(i % o.tenants);
+          for (int k = 0; k < fresh; ++k) {
+            const uint64_t index = o.streams_per_tenant + 1'000'000'000ull * static_cast<uint64_t>(c + 1) + n * fresh + k;
+            exceeds[i].mutable_streams(k)->set_streamhash(universe.StreamHash(t, index));
+          }
+        }
         const grpc::Status st = is_trivial ? stub->GetAssignedPartitions(&ctx, trivial[i], &tr)
                                            : stub->ExceedsLimits(&ctx, exceeds[i], &er);
         const auto done = Steady::now();

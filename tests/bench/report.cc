@@ -101,7 +101,7 @@ void PrintReport(const ScenarioOptions& o, const std::vector<ScenarioResult>& re
       std::printf("  cold peak RSS / warm RSS: %.1fx (target <= 1.5x: %s)\n", peak, Met(peak <= 1.5));
     }
     if (r.trivial.ok && r.exceeds.ok) {
-      std::printf("  gRPC, %d callers in a separate process, 100 streams per request (%.0f%% new), %.0f s each:\n",
+      std::printf("  gRPC, %d callers in a separate process, 100 streams per request (%.0f%% of them new in every call), %.0f s each:\n",
                   o.grpc_callers, o.new_fraction * 100, o.grpc_seconds);
       auto g = [](const char* what, const GrpcFigures& f) {
         std::printf("    %-36s %6.0f req/s %8.0f streams/s  ms: p50 %5.2f p90 %5.2f p99 %6.2f max %6.1f  errors %lld\n",
@@ -110,6 +110,7 @@ void PrintReport(const ScenarioOptions& o, const std::vector<ScenarioResult>& re
       };
       g("trivial call (ceiling), saturated", r.trivial);
       g("trivial call at half of saturation", r.trivial_half);
+      g("ExceedsLimits, first pass, saturated", r.exceeds_first);
       g("ExceedsLimits, saturated", r.exceeds);
       g("ExceedsLimits at half of saturation", r.exceeds_half);
       const double ratio = r.trivial.requests_per_s > 0 ? r.exceeds.requests_per_s / r.trivial.requests_per_s : 0;

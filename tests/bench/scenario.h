@@ -46,7 +46,7 @@ struct ScenarioResult {
   double produce_s = 0;
   std::optional<RawConsumeResult> raw;
   std::optional<NodeFigures> cold, after_kill, after_term;
-  GrpcFigures trivial, trivial_half, exceeds, exceeds_half;
+  GrpcFigures trivial, trivial_half, exceeds_first, exceeds, exceeds_half;
   int64_t streams = 0;  // held by the node after the warm restart
 };
 
