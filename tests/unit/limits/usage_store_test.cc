@@ -70,6 +70,17 @@ class UsageStoreTest : public ::testing::Test {
     return out.verdicts;
   }
 
+  // What a consumer does meanwhile: 1000 streams of tenant "other" in 50 batches over the
+  // partitions.
+  void ApplyOtherTenantsStreams() {
+    for (int b = 0; b < 50; ++b) {
+      const int32_t p = b % kPartitions;
+      std::vector<Record> recs;
+      for (int i = 0; i < 20; ++i) recs.push_back(Rec("other", HashIn(p, static_cast<uint64_t>(b * 20 + i)), b * 20 + i));
+      ASSERT_TRUE(store_->Apply(p, recs, b * 20 + 20).ok());
+    }
+  }
+
   static TenantLimits Limit(uint64_t max_streams) {
     TenantLimits l;
     l.max_global_streams_per_user = max_streams;
@@ -620,14 +631,7 @@ TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
     });
   }
   // Meanwhile the consumer applies other tenants' records into the same partitions.
-  std::thread consumer([&] {
-    for (int b = 0; b < 50; ++b) {
-      const int32_t p = b % kPartitions;
-      std::vector<Record> recs;
-      for (int i = 0; i < 20; ++i) recs.push_back(Rec("other", HashIn(p, static_cast<uint64_t>(b * 20 + i)), b * 20 + i));
-      ASSERT_TRUE(store_->Apply(p, recs, b * 20 + 20).ok());
-    }
-  });
+  std::thread consumer([&] { ApplyOtherTenantsStreams(); });
   for (auto& th : threads) th.join();
   consumer.join();
   EXPECT_EQ(accepted.load(), 150);
@@ -663,14 +667,7 @@ TEST_F(UsageStoreTest, ConcurrentRequestsOverManyPartitionsWithAndWithoutWaiting
       }
     });
   }
-  std::thread consumer([&] {
-    for (int b = 0; b < 50; ++b) {
-      const int32_t p = b % kPartitions;
-      std::vector<Record> recs;
-      for (int i = 0; i < 20; ++i) recs.push_back(Rec("other", HashIn(p, static_cast<uint64_t>(b * 20 + i)), b * 20 + i));
-      ASSERT_TRUE(store_->Apply(p, recs, b * 20 + 20).ok());
-    }
-  });
+  std::thread consumer([&] { ApplyOtherTenantsStreams(); });
   for (auto& th : threads) th.join();
   consumer.join();
   EXPECT_EQ(accepted.load(), 700);
