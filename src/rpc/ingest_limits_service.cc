@@ -1,5 +1,6 @@
 #include "rpc/ingest_limits_service.h"
 
+#include <google/protobuf/arena.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include "common/log.h"
@@ -44,6 +45,27 @@ bool Parse(const grpc::ByteBuffer& in, Message* out) {
   grpc::ProtoBufferReader reader(&copy);
   return out->ParseFromZeroCopyStream(&reader);
 }
+
+// A request's messages and strings in one arena whose first block is on the stack: parsed on
+// the heap, 100 streams were ~200 allocations and as many frees per call.
+class RequestArena {
+ public:
+  RequestArena() : arena_(Options(block_, sizeof(block_))) {}
+  template <typename Message>
+  Message* Create() {
+    return google::protobuf::Arena::CreateMessage<Message>(&arena_);
+  }
+
+ private:
+  static google::protobuf::ArenaOptions Options(char* block, size_t size) {
+    google::protobuf::ArenaOptions o;
+    o.initial_block = block;
+    o.initial_block_size = size;
+    return o;
+  }
+  alignas(16) char block_[16 << 10];  // 100 streams take ~8 KB
+  google::protobuf::Arena arena_;
+};
 
 template <typename Message>
 grpc::Status Serialize(const Message& message, grpc::ByteBuffer* out) {
@@ -253,7 +275,8 @@ grpc::ServerUnaryReactor* IngestLimitsService::UpdateRates(grpc::CallbackServerC
 
 std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out,
                                                                  Wait wait) {
-  proto::server::ExceedsLimitsRequest request;
+  RequestArena arena;
+  proto::server::ExceedsLimitsRequest& request = *arena.Create<proto::server::ExceedsLimitsRequest>();
   if (!Parse(in, &request)) return Unparsable(kExceedsLimits);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
   std::vector<StreamUpdate> streams;
@@ -282,7 +305,8 @@ grpc::Status IngestLimitsService::DoGetAssignedPartitions(const grpc::ByteBuffer
 }
 
 grpc::Status IngestLimitsService::DoUpdateRates(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
-  proto::server::UpdateRatesRequest request;
+  RequestArena arena;
+  proto::server::UpdateRatesRequest& request = *arena.Create<proto::server::UpdateRatesRequest>();
   if (!Parse(in, &request)) return Unparsable(kUpdateRates);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
   std::vector<StreamUpdate> streams;
