@@ -43,10 +43,8 @@ class Admission {
   bool Limited(size_t bucket) const { return caps_[bucket] != kUnlimited; }
   uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
 
-  bool counted() const { return counted_; }
   // Adds the active streams of one partition's tenant to the buckets' usage.
   void CountPartition(TenantStreams& ts, int64_t cutoff_s);
-  void MarkCounted() { counted_ = true; }
 
   // Takes one place in the bucket if there is one.
   bool TryAdmit(size_t bucket);
@@ -55,7 +53,6 @@ class Admission {
   std::vector<std::pair<std::string, size_t>> policy_buckets_;  // policies with their own limit
   std::vector<uint64_t> caps_;
   std::vector<uint64_t> used_;
-  bool counted_ = false;
 };
 
 }  // namespace limits

@@ -460,7 +460,6 @@ void UsageStore::CountPoolLocked(Admission& admission, std::string_view tenant, 
   for (TenantStreams* t : ts) {
     if (t != nullptr) admission.CountPartition(*t, cutoff_s);
   }
-  admission.MarkCounted();
 }
 
 Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams,

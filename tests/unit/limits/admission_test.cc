@@ -48,7 +48,6 @@ TEST(AdmissionTest, PoliciesWithTheirOwnLimitHaveTheirOwnBucket) {
   EXPECT_EQ(a.BucketOf("bronze"), Admission::kDefaultBucket);  // no own limit: default bucket
   EXPECT_NE(a.BucketOf("gold"), Admission::kDefaultBucket);
   EXPECT_FALSE(a.Limited(a.BucketOf("free")));
-  a.MarkCounted();
   EXPECT_TRUE(a.TryAdmit(a.BucketOf("gold")));
   EXPECT_FALSE(a.TryAdmit(a.BucketOf("gold")));
   EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket));
