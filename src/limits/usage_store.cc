@@ -553,13 +553,15 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   if (count) {
     // Counting reads every partition of the pool: the rest are taken without waiting, or,
     // when one is busy, all of them anew in ascending order.
+    // Waiting is possible (in order, below): one try each. Otherwise what is left of the spin.
+    const auto try_until = may_wait ? std::chrono::steady_clock::time_point{} : spin_until;
     std::vector<PartitionUsage*> pool;
     pool.reserve(serving.Count());
     bool all = true;
     for (int32_t p : serving.ToVector()) {
       PartitionUsage* pu = partitions_[static_cast<size_t>(p)].get();
       pool.push_back(pu);
-      if (all && !held.holds(p)) all = held.TryLockUntil(*pu, may_wait ? std::chrono::steady_clock::time_point{} : spin_until);
+      if (all && !held.holds(p)) all = held.TryLockUntil(*pu, try_until);
     }
     if (!all) {
       if (!may_wait) return Status::WouldBlock("a partition of the tenant's pool is busy");
