@@ -3,9 +3,9 @@
 // free (no thread hand-off: a third of the call's cost); one that finds a lock busy changes
 // nothing there and is handed to a HandlerPool of our own, where waiting is fine, as
 // UpdateRates always is. So 1000 concurrent calls queue and are served instead of meeting
-// "Server Threadpool Exhausted"; a full queue answers RESOURCE_EXHAUSTED at once. Requests are parsed here (rpc/limits_server.proto: strings as
-// bytes), so a garbage body or a tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a
-// message, never INTERNAL. Converts our Status to grpc::Status once, here; counts requests by
+// "Server Threadpool Exhausted"; a full queue answers RESOURCE_EXHAUSTED at once. Requests
+// are parsed here (rpc/limits_server.proto: strings as bytes), so a garbage body or a
+// tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a message, never INTERNAL. Converts our Status to grpc::Status once, here; counts requests by
 // method and code (limitsd_grpc_*) and under Loki's names (loki_request_duration_seconds,
 // loki_inflight_requests). Handlers never throw. Thread-safe; destroy after the server.
 #pragma once
