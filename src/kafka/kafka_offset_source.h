@@ -13,6 +13,7 @@
 // Neither handle joins the consumer group. Thread-safe.
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <atomic>
@@ -50,6 +51,9 @@ class KafkaOffsetSource final : public OffsetSource {
   Result<Probe> ProbeAt(int32_t partition, int64_t offset, std::chrono::milliseconds timeout) override;
 
   const OffsetSourceStats& stats() const { return stats_; }
+  // Records the probe handle still holds for the partition, fetched beyond a probed one: none
+  // once a probe has returned.
+  size_t HeldRecords(int32_t partition) const;
 
  private:
   KafkaOffsetSource(Options options, std::unique_ptr<RdKafka::KafkaConsumer> lists,

@@ -54,6 +54,8 @@ TEST_F(OffsetSourceTest, BoundsProbesAndTheMocksTimeIndex) {
   EXPECT_EQ(mid->kind, Probe::Kind::kRecord);
   EXPECT_EQ(mid->offset, 42);
   EXPECT_EQ(mid->timestamp_ms, kBase + 42'000);
+  // The fetch brought the records after 42 too; the probe must not keep them.
+  EXPECT_EQ(source_->HeldRecords(0), 0u);
   Result<Probe> at_end = source_->ProbeAt(0, 100, 5s);
   ASSERT_TRUE(at_end.ok()) << at_end.status().ToString();
   EXPECT_EQ(at_end->kind, Probe::Kind::kNothing);
