@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "common/periodic.h"
 #include "kafka/fetch_waker.h"
+#include "kafka/pending_records.h"
 #include "kafka/kafka_conf.h"
 #include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
@@ -97,11 +98,6 @@ class Consumer {
 
  private:
   class RebalanceHandler;
-  struct OwnedRecord {
-    std::string tenant, policy;
-    uint64_t hash = 0, bytes = 0;
-    int64_t timestamp_ms = 0, offset = 0;
-  };
   // The consumer thread's view of one assigned partition.
   struct Local {
     int64_t generation = 0;
@@ -109,7 +105,7 @@ class Consumer {
     int64_t end = -1;       // replaying: ready once position >= end
     int64_t position = -1;  // next offset expected; -1 until the plan arrives
     bool advanced = false;  // position moved since the last apply
-    std::vector<OwnedRecord> pending;
+    PendingRecords pending;
   };
 
   void Run();
@@ -162,6 +158,7 @@ class Consumer {
   size_t records_since_flush_ = 0;
   std::map<int32_t, int64_t> committed_;
   bool all_ready_logged_ = false;
+  bool replayed_since_trim_ = false;  // a partition finished replaying since the last malloc_trim
   bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
   bool rebalanced_once_ = false;  // a rebalance callback ran: the group's first join completed
   int64_t replay_started_ms_ = 0;  // first plan of the current not-all-ready stretch

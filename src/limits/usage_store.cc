@@ -231,6 +231,13 @@ Status UsageStore::Apply(int32_t partition, std::span<const Record> records, int
   return Flush();
 }
 
+void UsageStore::ShrinkPartition(int32_t partition) {
+  PartitionUsage* pu = Partition(partition);
+  if (pu == nullptr) return;
+  std::lock_guard lock(pu->mu());
+  pu->ForEachTenant([](TenantId, TenantStreams& ts) { ts.ShrinkToFit(); });
+}
+
 Status UsageStore::ApplyBuffered(int32_t partition, std::span<const Record> records, int64_t next_offset,
                                  ApplyStats* stats) {
   RETURN_IF_ERROR(CheckHealthy());
@@ -371,7 +378,7 @@ Status UsageStore::WritePending() {
   // buffer grown by copying, faulted in page by page, on every flush. Partitions go out in
   // batches of about kFlushBatchBytes through one reused buffer instead; each partition's
   // rows still share a batch with its checkpoint, which is all a restart relies on.
-  constexpr size_t kFlushBatchBytes = 4 << 20;
+  constexpr size_t kFlushBatchBytes = 1 << 20;
   storage::WriteBatch& batch = flush_batch_;
   auto write = [&]() -> Status {
     Status s = batch.Count() == 0 ? Status::OK() : db_.Write(batch);

@@ -152,6 +152,9 @@ class UsageStore {
   // Flush(). The consumer uses it to coalesce many batches into one write.
   Status ApplyBuffered(int32_t partition, std::span<const Record> records, int64_t next_offset,
                        ApplyStats* stats = nullptr);
+  // Releases the slack a replay's growth left in the partition's containers, as a load from
+  // disk does: a replayed partition then holds what a restarted node would.
+  void ShrinkPartition(int32_t partition);
   // Persists everything applied or updated so far (group commit).
   Status Flush();
   // Queues the streams of `partitions` that requests refreshed without a write (UpdateCond's
