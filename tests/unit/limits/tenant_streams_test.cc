@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "limits/name_table.h"
@@ -83,6 +84,46 @@ TEST(TenantStreamsTest, EvictBeforeRemovesAndQueuesDeletionsBeforePuts) {
   EXPECT_EQ(ops, (std::vector<std::string>{"del 0", "del 1", "put 0"}));
   EXPECT_EQ(ts.size(), 3u);
   EXPECT_EQ(ts.ActiveOf("", kT + 2), 3u);
+}
+
+// A replay marks every stream: past an eighth of them the drain scans the table for dirty bits
+// instead of keeping a list. Either way each changed stream is written once per drain, evicted
+// ones are deleted first, and nothing is left pending.
+TEST(TenantStreamsTest, ManyChangedStreamsAreEachWrittenOnceWithOrWithoutTheList) {
+  NameTable policies(10);
+  TenantStreams ts("t", kWindows, policies);
+  const PolicyId none = *ts.Policy("");
+  auto drain = [&ts] {
+    std::map<uint64_t, int> puts;
+    std::vector<uint64_t> dels;
+    ts.DrainWrites([&](uint64_t h, const StreamEntry&) { ++puts[h]; }, [&](uint64_t h) { dels.push_back(h); });
+    EXPECT_FALSE(ts.HasPendingWrites());
+    return std::make_pair(puts, dels);
+  };
+  for (uint64_t h = 0; h < 5000; ++h) ts.Observe(h, none, kT, 1);  // scan mode from the start
+  auto [puts, dels] = drain();
+  EXPECT_EQ(puts.size(), 5000u);
+  EXPECT_TRUE(std::all_of(puts.begin(), puts.end(), [](const auto& p) { return p.second == 1; }));
+  EXPECT_TRUE(dels.empty());
+
+  // A few changes (below an eighth) use the list; seen twice, written once.
+  for (uint64_t h = 0; h < 100; ++h) ts.Observe(h, none, kT + 1, 1);
+  for (uint64_t h = 0; h < 100; ++h) ts.Observe(h, none, kT + 2, 1);
+  std::tie(puts, dels) = drain();
+  EXPECT_EQ(puts.size(), 100u);
+  EXPECT_EQ(puts.rbegin()->first, 99u);
+  EXPECT_TRUE(std::all_of(puts.begin(), puts.end(), [](const auto& p) { return p.second == 1; }));
+
+  // Many changes after some were listed, plus evictions: the listed ones are not lost.
+  for (uint64_t h = 4000; h < 4100; ++h) ts.Observe(h, none, kT + 200, 1);
+  EXPECT_EQ(ts.EvictBefore(kT + 1), 4900u - 100u);  // streams 100..3999 and 4100..4999, last seen at kT
+  for (uint64_t h = 10000; h < 11000; ++h) ts.Observe(h, none, kT + 200, 1);
+  std::tie(puts, dels) = drain();
+  EXPECT_EQ(puts.size(), 1100u);
+  EXPECT_EQ(puts.count(4000), 1u);
+  EXPECT_EQ(puts.count(10999), 1u);
+  EXPECT_EQ(dels.size(), 4800u);
+  EXPECT_EQ(ts.size(), 100u + 100u + 1000u);
 }
 
 TEST(TenantStreamsTest, RestoreRebuildsCountsAndRates) {
