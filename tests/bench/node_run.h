@@ -26,6 +26,7 @@ struct NodeFigures {
   int64_t streams_loaded = 0;
   int64_t rss_ready = 0;             // bytes, when ready
   int64_t rss_peak = 0;              // VmHWM when ready
+  int64_t rss_settled = 0;           // VmRSS 3 s after ready: the node's steady state after its start
   double replay_rate() const { return lookups_to_ready_s > 0 ? static_cast<double>(replayed) / lookups_to_ready_s : 0; }
 };
 

@@ -93,27 +93,32 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
   };
   sets.insert(sets.end(), o.node_sets.begin(), o.node_sets.end());
   // Give the node the time to persist what it replayed (its flush interval is 1 s) before a stop.
-  auto settle = [] { std::this_thread::sleep_for(std::chrono::seconds(3)); };
+  // The RSS then is the node's steady state after its start (a replay's transient memory gone).
+  auto settle = [](NodeRun& node, NodeFigures& f) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    f.rss_settled = ProcStatusBytes(node.child().pid(), "VmRSS");
+  };
 
   Say(o.broker + ": limitsd cold start (empty data dir)");
   {
     NodeRun node(paths.limitsd, sets, paths.dir + "/limitsd_cold.log");
     ASSIGN_OR_RETURN(NodeFigures f, node.WaitReady(o.partitions));
+    settle(node, f);
     r.cold = f;
-    settle();
     node.child().Kill(o.kill_restart ? SIGKILL : SIGTERM);
   }
   if (o.kill_restart) {
     Say(o.broker + ": limitsd restart after SIGKILL");
     NodeRun node(paths.limitsd, sets, paths.dir + "/limitsd_after_kill.log");
     ASSIGN_OR_RETURN(NodeFigures f, node.WaitReady(o.partitions));
+    settle(node, f);
     r.after_kill = f;
-    settle();
     node.child().Kill(SIGTERM);
   }
   Say(o.broker + ": limitsd restart after SIGTERM");
   NodeRun node(paths.limitsd, sets, paths.dir + "/limitsd_after_term.log");
   ASSIGN_OR_RETURN(NodeFigures f, node.WaitReady(o.partitions));
+  settle(node, f);
   r.after_term = f;
   r.streams = f.streams_loaded;
 
