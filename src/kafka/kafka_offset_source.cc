@@ -147,10 +147,18 @@ Result<Probe> KafkaOffsetSource::ProbeAt(int32_t partition, int64_t offset, std:
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     std::unique_ptr<RdKafka::Message> m(
-        probes_->consume(probe_topic_.get(), partition, static_cast<int>(std::min<int64_t>(left.count(), 100))));
+        probes_->consume(probe_topic_.get(), partition, static_cast<int>(std::min<int64_t>(left.count(), 25))));
     stats_.probe_fetches.fetch_add(1, std::memory_order_relaxed);
     const RdKafka::ErrorCode err = m->err();
-    if (err == RdKafka::ERR__TIMED_OUT) continue;
+    if (err == RdKafka::ERR__TIMED_OUT) {
+      // librdkafka 2.0.2 sometimes leaves a started partition unfetched until its broker
+      // thread next wakes, up to 1 s later (FetchWaker has the story): a ListOffsets to the
+      // leader wakes it. Probes normally answer within a few ms.
+      int64_t low = 0, high = 0;
+      (void)probes_->query_watermark_offsets(options_.topic, partition, &low, &high,
+                                             static_cast<int>(std::clamp<int64_t>(left.count(), 1, 1000)));
+      continue;
+    }
     if (err == RdKafka::ERR__PARTITION_EOF) {
       // The log end, and no record at or after the offset on the way (only control records,
       // or an offset at or past the end).
