@@ -204,6 +204,29 @@ TEST_F(UsageStoreTest, BufferedApplyPersistsOnlyAtFlushAndCoalesces) {
   EXPECT_EQ((*db_->ReadCheckpoint(0))->next_offset, 50);
 }
 
+// A partition that finished replaying is shrunk to fit (as a load is): nothing it holds or has
+// still to write may change, whether its changed streams were listed or left to a scan.
+TEST_F(UsageStoreTest, ShrinkingAPartitionKeepsItsStreamsCountsRatesAndPendingWrites) {
+  std::vector<Record> recs;
+  for (int i = 0; i < 3000; ++i) recs.push_back(Rec(i % 3 == 0 ? "a" : "b", HashIn(0, i % 1000), i));
+  ASSERT_TRUE(store_->ApplyBuffered(0, recs, 3000).ok());
+  const Rows before = MemoryRows(0);
+  const TenantUsage usage = store_->UsageOf("b", all_);
+  store_->ShrinkPartition(0);
+  EXPECT_EQ(MemoryRows(0), before);
+  EXPECT_EQ(store_->UsageOf("b", all_).total_streams, usage.total_streams);
+  EXPECT_EQ(store_->UsageOf("b", all_).rate_window_bytes, usage.rate_window_bytes);
+  ExpectCountsEqualFullScan();
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(DiskRows(0), before);
+  // A few more changes (listed, not scanned), then shrink again before they are written.
+  ASSERT_TRUE(store_->ApplyBuffered(0, std::vector<Record>{Rec("a", HashIn(0, 5000), 3000)}, 3001).ok());
+  store_->ShrinkPartition(0);
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(DiskRows(0), MemoryRows(0));
+  EXPECT_EQ(DiskRows(0).size(), before.size() + 1);
+}
+
 TEST_F(UsageStoreTest, NextOffsetCoversSkippedRecordsAndNeverGoesBack) {
   ASSERT_TRUE(store_->Apply(0, std::vector<Record>{Rec("a", HashIn(0, 1), 10)}, 25).ok());
   EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 25);
