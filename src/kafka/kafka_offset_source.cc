@@ -1,5 +1,7 @@
 #include "kafka/kafka_offset_source.h"
 
+#include <librdkafka/rdkafka.h>
+
 #include <algorithm>
 #include <future>
 

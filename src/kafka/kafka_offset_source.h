@@ -13,7 +13,6 @@
 // Neither handle joins the consumer group. Thread-safe.
 #pragma once
 
-#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <atomic>

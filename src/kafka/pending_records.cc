@@ -34,10 +34,11 @@ void PendingRecords::Clear() {
     std::vector<Record>().swap(records_);
     records_.reserve(kKeptRecords);
   }
-  // Keep the first chunk when it is an ordinary one; the next Copy starts at its beginning.
+  // Keep the first chunk (an oversized one is used as an ordinary one); the next Copy starts
+  // at its beginning.
   if (!chunks_.empty()) {
     chunks_.resize(1);
-    chunk_size_ = kChunkBytes;  // an oversized first chunk is at least this large
+    chunk_size_ = kChunkBytes;
   }
   used_ = 0;
 }
