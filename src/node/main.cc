@@ -5,11 +5,8 @@
 // Every flag also takes the --flag=value form (as manifests write it).
 #include <absl/synchronization/mutex.h>
 
-#include <malloc.h>
-
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -52,12 +49,6 @@ int Usage(const std::string& problem) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // glibc gives each thread that allocates while another holds an arena a new one, up to 8 per
-  // core. librdkafka's broker threads allocate every fetched record and the consumer frees
-  // it, RocksDB's and gRPC's threads allocate their own: each arena keeps what it freed, and a
-  // cold replay ended ~35 MiB higher with the default than with two (tests/bench/run.sh).
-  // Small allocations stay per thread either way (tcache). MALLOC_ARENA_MAX still decides.
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
   std::string config_path;
   std::string check_path;
   bool check_only = false;
