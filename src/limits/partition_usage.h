@@ -86,6 +86,10 @@ class PartitionUsage {
   void ForEachTenant(Fn fn) {
     for (auto& [id, ts] : tenants_) fn(id, *ts);
   }
+  // Releases the slack that growth (a load, a replay) left in every tenant's containers.
+  void ShrinkToFit() {
+    for (auto& [id, ts] : tenants_) ts->ShrinkToFit();
+  }
 
   // Queues the tenant's changed streams for the next flush.
   void QueueForFlush(TenantId tenant, TenantStreams& ts) {

@@ -174,7 +174,7 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
   });
   RETURN_IF_ERROR(scan);
   // Loading grew every container by doubling; a warm node keeps what it loaded for hours.
-  pu.ForEachTenant([](TenantId, TenantStreams& ts) { ts.ShrinkToFit(); });
+  pu.ShrinkToFit();
   if (corrupt > 0) {
     log::Error("store", "skipped undecodable rows (limitsctl verify reports them)")
         .Kv("partition", partition)
@@ -235,7 +235,7 @@ void UsageStore::ShrinkPartition(int32_t partition) {
   PartitionUsage* pu = Partition(partition);
   if (pu == nullptr) return;
   std::lock_guard lock(pu->mu());
-  pu->ForEachTenant([](TenantId, TenantStreams& ts) { ts.ShrinkToFit(); });
+  pu->ShrinkToFit();
 }
 
 Status UsageStore::ApplyBuffered(int32_t partition, std::span<const Record> records, int64_t next_offset,
