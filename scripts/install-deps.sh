@@ -20,6 +20,8 @@ packages=(
 )
 test_packages=(
   python3-grpcio python3-protobuf
+  # the allocator tests preload jemalloc, as an operator may (ARCHITECTURE.md, "Memory")
+  libjemalloc2
   # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation
   etcd-server etcd-client python3-snappy
   # tests/deploy: manifests, lint, alert rules (promtool is in Debian's prometheus package)

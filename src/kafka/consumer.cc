@@ -1,12 +1,11 @@
 #include "kafka/consumer.h"
 
-#include <malloc.h>
-
 #include <absl/strings/numbers.h>
 #include <prometheus/family.h>
 
 #include <algorithm>
 
+#include "common/allocator.h"
 #include "common/log.h"
 #include "kafka/fetch_waker.h"
 #include "kafka/record_codec.h"
@@ -318,7 +317,7 @@ void Consumer::FinishReplayIfDone(int32_t partition, Local& l) {
   states_changed_ = true;
   manager_.SetReady(partition, l.generation, l.position, false);
   store_.ShrinkPartition(partition);
-  replayed_since_trim_ = true;
+  replayed_since_release_ = true;
   std::optional<PartitionInfo> info = manager_.Get(partition);
   if (!info) return;
   const double seconds = static_cast<double>(info->replay.finished_ms - info->replay.started_ms) / 1000;
@@ -363,14 +362,11 @@ void Consumer::LogReadiness() {
         .Kv("partitions", assigned_.size())
         .Kv("seconds_since_assignment", static_cast<double>(clock_.NowMillis() - replay_started_ms_) / 1000);
   }
-  if (all_ready && replayed_since_trim_) {
+  if (all_ready && replayed_since_release_) {
     // A replay's transient memory (prefetched records, memtables, containers' growth) is
-    // freed by now, but glibc keeps freed pages mapped: without this a node that replayed
-    // stays at its replay's peak. Once per replay, on this thread, ~0.1 s at 10 M streams.
-    replayed_since_trim_ = false;
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
+    // freed by now; returned at once, the RSS read after a start is the node's steady state.
+    replayed_since_release_ = false;
+    allocator::ReleaseFreeMemory();
   }
   all_ready_logged_ = all_ready;
 }

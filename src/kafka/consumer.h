@@ -158,7 +158,7 @@ class Consumer {
   size_t records_since_flush_ = 0;
   std::map<int32_t, int64_t> committed_;
   bool all_ready_logged_ = false;
-  bool replayed_since_trim_ = false;  // a partition finished replaying since the last malloc_trim
+  bool replayed_since_release_ = false;  // a partition finished replaying since memory was last released
   bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
   bool rebalanced_once_ = false;  // a rebalance callback ran: the group's first join completed
   int64_t replay_started_ms_ = 0;  // first plan of the current not-all-ready stretch

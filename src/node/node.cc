@@ -1,5 +1,6 @@
 #include "node/node.h"
 
+#include "common/allocator.h"
 #include "common/log.h"
 #include "kafka/kafka_conf.h"
 #include "limits/record_filter.h"
@@ -45,7 +46,8 @@ Status Node::StartParts() {
       .Kv("instance", c.node.instance_id)
       .Kv("topic", c.kafka.topic)
       .Kv("partitions", c.kafka.num_partitions)
-      .Kv("store", c.store.path);
+      .Kv("store", c.store.path)
+      .Kv("allocator", allocator::Name());
   brokers_ = c.kafka.brokers;
   if (brokers_.empty()) {
     ASSIGN_OR_RETURN(embedded_, kafka::MockCluster::Start(c.kafka.topic, c.kafka.num_partitions));
