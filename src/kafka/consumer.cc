@@ -211,7 +211,7 @@ void Consumer::HandleMessage(const rd_kafka_message_t& message) {
   l.position = offset + 1;
   l.advanced = true;
   RecordView r;
-  if (!DecodeRecord(message, &r)) {
+  if (!DecodeRecord(message, &r, /*read_instance=*/l.state == PartitionState::kReady)) {
     stats_.invalid.fetch_add(1, std::memory_order_relaxed);
     return;
   }

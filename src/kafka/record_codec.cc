@@ -113,13 +113,14 @@ bool DecodeRecordValue(std::string_view value, RecordView* out) {
   return !out->tenant.empty() && has_metadata;
 }
 
-bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out) {
+bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out, bool read_instance) {
   if (message.payload == nullptr) return false;
   if (!DecodeRecordValue(std::string_view(static_cast<const char*>(message.payload), message.len), out)) {
     return false;
   }
-  // The C API reads the header in place (the C++ one copies it into a new object per call).
   out->instance.reset();
+  if (!read_instance) return true;
+  // The C API reads the header in place (the C++ one copies it into a new object per call).
   rd_kafka_headers_t* headers = nullptr;
   if (rd_kafka_message_headers(&message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     const void* value = nullptr;

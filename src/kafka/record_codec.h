@@ -29,7 +29,9 @@ struct RecordView {
 bool DecodeRecordValue(std::string_view value, RecordView* out);
 
 // The value and our header of a consumed message; the views live as long as `message`.
-bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out);
+// Without `read_instance` the header is not looked at and `instance` is left empty: parsing
+// a message's headers allocates their list, and only a ready partition needs it (ShouldApply).
+bool DecodeRecord(const rd_kafka_message_t& message, RecordView* out, bool read_instance = true);
 
 // The same, copied out of the message (for tools and tests that keep records).
 struct DecodedRecord {
