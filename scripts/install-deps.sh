@@ -20,7 +20,7 @@ packages=(
 )
 test_packages=(
   python3-grpcio python3-protobuf
-  # the allocator tests preload jemalloc, as an operator may (ARCHITECTURE.md, "Memory")
+  # the allocator tests preload jemalloc, as an operator may (ARCHITECTURE.md, "The allocator")
   libjemalloc2
   # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation
   etcd-server etcd-client python3-snappy

@@ -1,5 +1,5 @@
 // The process's allocator, whichever it is: glibc's malloc (the default) or jemalloc loaded
-// by the operator (LD_PRELOAD; ARCHITECTURE.md, "Memory", says when and with which settings).
+// by the operator (LD_PRELOAD; ARCHITECTURE.md, "The allocator", says when and with which settings).
 #pragma once
 
 namespace limits::allocator {
