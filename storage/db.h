@@ -28,7 +28,7 @@ struct DbOptions {
   std::string path;
   // Shared by every column family, so memory does not grow with the partition count.
   uint64_t block_cache_bytes = 256ull << 20;
-  uint64_t write_buffer_bytes = 16ull << 20;
+  uint64_t write_buffer_bytes = 8ull << 20;
   // Rows not seen within this window are dropped by compaction (the TTL filter).
   int64_t active_window_s = 7200;
   // Time source of the TTL filter; must outlive the Db.

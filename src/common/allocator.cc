@@ -31,6 +31,13 @@ void ReleaseFreeMemory() {
 #endif
 }
 
+void TrimArenas() {
+  if (Mallctl() != nullptr) return;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 const char* Name() { return Mallctl() != nullptr ? "jemalloc" : "glibc"; }
 
 }  // namespace limits::allocator

@@ -9,6 +9,12 @@ namespace limits::allocator {
 // after its decay, so the node's RSS would otherwise stay at its replay's peak for a while.
 void ReleaseFreeMemory();
 
+// Returns the free pages glibc's arenas hold (malloc_trim) while memory churns, as in a
+// replay: each thread allocates from its own arena, so pages one thread freed (librdkafka's
+// fetched records, flushed memtables) are not reused by another's growth and stay resident.
+// Nothing under jemalloc, which returns its free pages on its own decay schedule.
+void TrimArenas();
+
 // "jemalloc" when jemalloc serves malloc in this process, else "glibc".
 const char* Name();
 

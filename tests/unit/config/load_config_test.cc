@@ -37,7 +37,7 @@ TEST(LoadConfigTest, EmptyFileMeansDocumentedDefaults) {
   EXPECT_TRUE(c.kafka.properties.empty());
   EXPECT_EQ(c.store.path, "data");
   EXPECT_EQ(c.store.block_cache_bytes, 256ull << 20);
-  EXPECT_EQ(c.store.write_buffer_bytes, 16ull << 20);
+  EXPECT_EQ(c.store.write_buffer_bytes, 8ull << 20);
   EXPECT_EQ(c.windows.active, 2h);
   EXPECT_EQ(c.windows.rate, 5min);
   EXPECT_EQ(c.windows.bucket, 1min);
