@@ -20,22 +20,20 @@ MallctlFn Mallctl() {
 
 }  // namespace
 
+void TrimArenas() {
+  if (Mallctl() != nullptr) return;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 void ReleaseFreeMemory() {
   if (MallctlFn mallctl = Mallctl()) {
     // 4096 is MALLCTL_ARENAS_ALL: every arena.
     mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
     return;
   }
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
-
-void TrimArenas() {
-  if (Mallctl() != nullptr) return;
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
+  TrimArenas();
 }
 
 const char* Name() { return Mallctl() != nullptr ? "jemalloc" : "glibc"; }

@@ -8,7 +8,9 @@
 //           resume; replaying or ready
 //   replay  ready once the consumer's position reaches the end offset seen at assignment
 //           (a record, or the partition's end-of-log event: control records and compaction
-//           gaps at the end never keep a partition replaying)
+//           gaps at the end never keep a partition replaying); meanwhile the consumer thread
+//           trims glibc's arenas (allocator::TrimArenas), so a cold start's peak RSS stays
+//           near what is in use
 //   revoke  (rebalance callback) apply and persist what was consumed; persist revoked-at;
 //           unassign (no commit when the assignment was lost)
 //   store   a failed store makes the consumer leave the group, so other nodes take over
