@@ -201,6 +201,9 @@ Status UsageStore::CheckHealthy() {
 
 Status UsageStore::EnsurePresentLocked(PartitionUsage& pu) {
   if (pu.present) return Status::OK();
+  // Requests holding different stripes of the partition may get here at once: one creates.
+  std::lock_guard lock(pu.presence_mu());
+  if (pu.present) return Status::OK();
   RETURN_IF_ERROR(db_.CreatePartition(pu.id()));
   pu.present = true;
   return Status::OK();
@@ -446,21 +449,19 @@ void UsageStore::NotePolicyOverflow(std::string_view tenant) {
 // its result: a request's ~100 streams over ~50 partitions are each a chain of cache misses
 // (tenant slot, tenant object, table header, stream slot), which overlap this way instead of
 // running one after another.
-void UsageStore::FindTenantLocked(std::span<PartitionUsage* const> pus, std::string_view tenant,
-                                  std::optional<TenantId> hint, std::span<TenantStreams*> out) {
-  if (!hint) {
-    for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(tenant);
-    return;
+void UsageStore::FindTenantLocked(std::span<PartitionUsage* const> pus, const TenantKey& key,
+                                  std::span<TenantStreams*> out) {
+  if (key.hint) {
+    for (PartitionUsage* pu : pus) pu->Prefetch(key);
+    for (PartitionUsage* pu : pus) pu->PrefetchStreams(key);
   }
-  for (PartitionUsage* pu : pus) pu->Prefetch(*hint);
-  for (PartitionUsage* pu : pus) pu->PrefetchStreams(*hint);
-  for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(tenant, nullptr, hint);
+  for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(key);
 }
 
-void UsageStore::CountPoolLocked(Admission& admission, std::string_view tenant, std::optional<TenantId> hint,
-                                 std::span<PartitionUsage* const> pool, int64_t cutoff_s) {
+void UsageStore::CountPoolLocked(Admission& admission, const TenantKey& key, std::span<PartitionUsage* const> pool,
+                                 int64_t cutoff_s) {
   std::vector<TenantStreams*> ts(pool.size());
-  FindTenantLocked(pool, tenant, hint, ts);
+  FindTenantLocked(pool, key, ts);
   for (TenantStreams* t : ts) {
     if (t != nullptr) t->PrefetchGroups();
   }
@@ -523,12 +524,13 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   } else if (!TryLockUntil(admission_lock, spin_until)) {
     return Status::WouldBlock("the tenant's admission is busy");
   }
-  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per partition
+  TenantKey key(tenant, directory_.Find(tenant));  // the id once, not per partition
 
-  // The request's partitions stay held from the first look-up to the last change, so what
-  // the look-ups found (which streams are new) still holds when they are admitted. Nothing
-  // changes before every lock needed is held: a call that would wait can give up cleanly.
-  HeldPartitions held(options_.num_partitions);
+  // The request's partitions (its tenant's stripe of each) stay held from the first look-up
+  // to the last change, so what the look-ups found (which streams are new) still holds when
+  // they are admitted. Nothing changes before every lock needed is held: a call that would
+  // wait can give up cleanly.
+  HeldPartitions held(options_.num_partitions, key.stripe);
   for (PartitionUsage* pu : run_pus) {
     if (may_wait) {
       held.Lock(*pu);  // ascending
@@ -543,7 +545,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
 
   // Does any stream need the tenant's pool counted (a new stream in a limited bucket)?
   std::vector<TenantStreams*> ts(runs.size());
-  FindTenantLocked(run_pus, tenant, hint, ts);
+  FindTenantLocked(run_pus, key, ts);
   for (size_t r = 0; r < runs.size(); ++r) {
     if (ts[r] == nullptr) continue;
     for (size_t k = runs[r].begin; k < runs[r].end; ++k) ts[r]->Prefetch(streams[index_of(k)].stream_hash);
@@ -576,13 +578,13 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       for (PartitionUsage* pu : pool) held.Lock(*pu);
       for (PartitionUsage* pu : run_pus) RETURN_IF_ERROR(EnsurePresentLocked(*pu));  // unlocked meanwhile
     }
-    CountPoolLocked(admission, tenant, hint, pool, cutoff);
+    CountPoolLocked(admission, key, pool, cutoff);
   }
 
   for (size_t r = 0; r < runs.size(); ++r) {
     PartitionUsage& pu = *run_pus[r];
     TenantId tid = 0;
-    TenantStreams* t = pu.Find(tenant, &tid, hint);
+    TenantStreams* t = pu.Find(key, &tid);
     bool created = false;
     for (size_t k = runs[r].begin; k < runs[r].end; ++k) {
       const uint32_t i = index_of(k);
@@ -590,10 +592,10 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       StreamEntry* e = t ? t->Find(s.stream_hash) : nullptr;
       const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
       if (t == nullptr) {
-        t = pu.FindOrCreate(tenant, &tid, hint);
+        t = pu.FindOrCreate(key, &tid);
         if (t == nullptr) return Status::Unavailable("too many tenants on this node");
         created = true;
-        hint = tid;
+        key.hint = tid;
       }
       std::optional<PolicyId> pid = t->Policy(s.policy);
       if (!pid && active) pid = e->policy;  // a known stream keeps counting under its policy
@@ -620,7 +622,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       if (t->HasPendingWrites()) pu.QueueForFlush(tid, *t);
       out->verdicts[i] = Verdict::kAccepted;
     }
-    if (created) pu.EraseIfEmpty(tid);  // every new stream rejected: forget the tenant here again
+    if (created) pu.EraseIfEmpty(key, tid);  // every new stream rejected: forget the tenant here again
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
   // No write here: the changes are persisted by the consumer's next flush, and an accepted
@@ -641,16 +643,16 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
   auto rate_of = [&](const RateSum& sum) {
     return sum.populated == 0 ? 0 : sum.bytes / (uint64_t{sum.populated} * options_.windows.bucket_s);
   };
-  std::optional<TenantId> hint = directory_.Find(tenant);  // once, not per stream
+  TenantKey key(tenant, directory_.Find(tenant));  // the id once, not per stream
   for (const StreamUpdate& s : streams) {
     const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
     if (!serving.Contains(p)) continue;
     PartitionUsage& pu = *partitions_[static_cast<size_t>(p)];
-    std::lock_guard lock(pu.mu());
+    std::lock_guard lock(pu.mu().stripe(key.stripe));
     TenantId tid = 0;
-    TenantStreams* ts = pu.FindOrCreate(tenant, &tid, hint);
+    TenantStreams* ts = pu.FindOrCreate(key, &tid);
     if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
-    hint = tid;
+    key.hint = tid;
     StreamEntry* e = ts->Find(s.stream_hash);
     if (e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff) {
       // A stream: its row carries the rate; persisted with the next flush.

@@ -258,11 +258,10 @@ class UsageStore {
   // Runs fn with no flush running and none starting (group-commit leadership).
   Status Exclusive(const std::function<Status()>& fn);
   Status CheckHealthy();
-  // REQUIRES: the mutexes of `pus` / `pool` held.
-  void FindTenantLocked(std::span<PartitionUsage* const> pus, std::string_view tenant, std::optional<TenantId> hint,
-                        std::span<TenantStreams*> out);
-  void CountPoolLocked(Admission& admission, std::string_view tenant, std::optional<TenantId> hint,
-                       std::span<PartitionUsage* const> pool, int64_t cutoff_s);
+  // REQUIRES: the tenant's stripe of the mutexes of `pus` / `pool` held.
+  void FindTenantLocked(std::span<PartitionUsage* const> pus, const TenantKey& key, std::span<TenantStreams*> out);
+  void CountPoolLocked(Admission& admission, const TenantKey& key, std::span<PartitionUsage* const> pool,
+                       int64_t cutoff_s);
   void NotePolicyOverflow(std::string_view tenant);
   PartitionUsage* Partition(int32_t partition);
   int64_t NowSeconds() const { return options_.clock->NowMillis() / 1000; }
@@ -277,8 +276,10 @@ class UsageStore {
   LoadStats load_stats_;  // written by Open only
 
   // Same-tenant admissions are serialised so that two requests cannot both take the last
-  // place; different tenants rarely share a stripe.
+  // place; different tenants rarely share a stripe. A multiple of the partitions' stripes
+  // (by the same hash), so one admission stripe's requests use one partition stripe.
   static constexpr size_t kAdmissionStripes = 64;
+  static_assert(kAdmissionStripes % StripedMutex::kStripes == 0);
   std::mutex admission_mu_[kAdmissionStripes];
 
   // Group commit.

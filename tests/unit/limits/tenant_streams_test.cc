@@ -247,10 +247,10 @@ TEST(TenantDirectoryTest, Item21_TenantsWithoutStreamsAreForgotten) {
   EXPECT_EQ(directory.size(), 2u);
   TenantId a = 0;
   ASSERT_EQ(p0.Find("a", &a), a0);
-  p0.EraseIfEmpty(a);
+  p0.EraseIfEmpty(TenantKey("a"), a);
   EXPECT_EQ(p0.Find("a"), nullptr);
   EXPECT_EQ(p1.Find("a"), a1);  // partition 1 still holds it
-  p1.EraseIfEmpty(a);
+  p1.EraseIfEmpty(TenantKey("a"), a);
   EXPECT_FALSE(directory.Find("a").has_value());
   EXPECT_NE(p0.FindOrCreate("c"), nullptr);  // room again
 }
