@@ -19,6 +19,7 @@ class MockBroker : public BenchBroker {
   ~MockBroker() override { child_->Kill(SIGTERM); }
   const std::string& bootstrap() const override { return bootstrap_; }
   std::string name() const override { return "mock"; }
+  pid_t pid() const override { return child_->pid(); }
 
  private:
   std::unique_ptr<Child> child_;
@@ -30,6 +31,10 @@ class RealBroker : public BenchBroker {
   explicit RealBroker(std::unique_ptr<testing::RealKafka> kafka) : kafka_(std::move(kafka)) {}
   const std::string& bootstrap() const override { return kafka_->bootstrap(); }
   std::string name() const override { return "kafka"; }
+  pid_t pid() const override {  // scripts/kafka-dev.sh execs the JVM under the pid it writes
+    const std::string pid = ReadFile(kafka_->dir() + "/pid");
+    return pid.empty() ? -1 : static_cast<pid_t>(std::stol(pid));
+  }
 
  private:
   std::unique_ptr<testing::RealKafka> kafka_;

@@ -3,6 +3,8 @@
 // (scripts/kafka-dev.sh through testing::RealKafka) — with the topic created.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -16,6 +18,8 @@ class BenchBroker {
   virtual const std::string& bootstrap() const = 0;
   // "mock" or "kafka".
   virtual std::string name() const = 0;
+  // The broker's process (the mock's, or Kafka's JVM), for its CPU time; -1 when unknown.
+  virtual pid_t pid() const = 0;
 };
 
 // `dir` holds the broker's output.

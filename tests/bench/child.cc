@@ -78,6 +78,23 @@ int64_t ProcStatusBytes(pid_t pid, const std::string& field) {
   return 0;
 }
 
+double ProcCpuSeconds(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return -1;
+  // Fields after "(comm)", which may hold spaces: state is field 3, utime 14, stime 15.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) stime = std::stod(field);
+  }
+  if (!rest) return -1;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();

@@ -39,6 +39,8 @@ class Child {
 std::string ReadFile(const std::string& path);
 // "VmRSS" / "VmHWM" of /proc/PID/status in bytes (0 when unreadable).
 int64_t ProcStatusBytes(pid_t pid, const std::string& field);
+// User + system CPU seconds the process has used (/proc/PID/stat); -1 when unreadable.
+double ProcCpuSeconds(pid_t pid);
 int64_t WallMs();
 
 }  // namespace limits::bench

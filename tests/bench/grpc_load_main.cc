@@ -6,10 +6,12 @@
 // the server's gRPC ceiling with no bench-only service on the node.
 // Closed loop (--rate 0: each caller sends as soon as its answer arrives: saturation) or open
 // loop at --rate requests/s (latency counted from the intended send time).
-// Prints one line: "requests_per_s R streams_per_s S p50_ms A p90_ms B p99_ms C max_ms D errors E".
+// Prints one line: "requests_per_s R streams_per_s S p50_ms A p90_ms B p99_ms C max_ms D errors E
+// cpu_s U" (U: this process's user + system CPU seconds over the load).
 // Usage: grpc_load --target HOST:PORT --method exceeds|trivial [--seconds S] [--callers C]
 //        [--rate R] [--tenants T] [--streams-per-tenant N] [--per-request K] [--new-fraction F]
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -149,12 +151,21 @@ int main(int argc, char** argv) {
       }
     });
   }
+  auto cpu_seconds = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+  };
+  std::this_thread::sleep_until(t0);  // the callers have built their channels
+  const double cpu_at_start = cpu_seconds();
   for (auto& t : callers) t.join();
+  const double cpu = cpu_seconds() - cpu_at_start;
   const double seconds = std::chrono::duration<double>(end - t0).count();
   const double rps = static_cast<double>(ok.load()) / seconds;
-  std::printf("requests_per_s %.0f streams_per_s %.0f p50_ms %.3f p90_ms %.3f p99_ms %.3f max_ms %.3f errors %llu\n",
+  std::printf("requests_per_s %.0f streams_per_s %.0f p50_ms %.3f p90_ms %.3f p99_ms %.3f max_ms %.3f errors %llu cpu_s %.3f\n",
               rps, rps * o.per_request, static_cast<double>(latency.Percentile(0.5)) / 1000,
               static_cast<double>(latency.Percentile(0.9)) / 1000, static_cast<double>(latency.Percentile(0.99)) / 1000,
-              static_cast<double>(latency.max()) / 1000, static_cast<unsigned long long>(errors.load()));
+              static_cast<double>(latency.max()) / 1000, static_cast<unsigned long long>(errors.load()), cpu);
   return 0;
 }

@@ -125,6 +125,20 @@ void PrintReport(const ScenarioOptions& o, const std::vector<ScenarioResult>& re
       g("ExceedsLimits, first pass, saturated", r.exceeds_first);
       g("ExceedsLimits, saturated", r.exceeds);
       g("ExceedsLimits at half of saturation", r.exceeds_half);
+      // What bounds a saturated load on two shared cores: the node's and the client's CPU per
+      // call, and what the broker (beside them) took.
+      std::printf("  CPU during each load: per call (node, the client process), and the broker's share of one core:\n");
+      auto cpu = [](const char* what, const GrpcFigures& f) {
+        const double calls = f.requests_per_s * f.seconds;
+        auto per_call = [&](double s) { return s < 0 || calls <= 0 ? -1.0 : s * 1e6 / calls; };
+        std::printf("    %-37s node %5.0f us  client %5.0f us  broker %3.0f%%\n", what, per_call(f.node_cpu_s),
+                    per_call(f.client_cpu_s), f.broker_cpu_s < 0 || f.seconds <= 0 ? -1.0 : 100 * f.broker_cpu_s / f.seconds);
+      };
+      cpu("trivial call (ceiling), saturated", r.trivial);
+      cpu("trivial call at half of saturation", r.trivial_half);
+      cpu("ExceedsLimits, first pass, saturated", r.exceeds_first);
+      cpu("ExceedsLimits, saturated", r.exceeds);
+      cpu("ExceedsLimits at half of saturation", r.exceeds_half);
       const double ratio = r.trivial.requests_per_s > 0 ? r.exceeds.requests_per_s / r.trivial.requests_per_s : 0;
       std::printf("  ExceedsLimits / ceiling: %.2f (target >= 0.7: %s); stream checks/s %.0f (target >= 1 M: %s)\n",
                   ratio, Met(ratio >= 0.7), r.exceeds.streams_per_s, Met(r.exceeds.streams_per_s >= 1e6));

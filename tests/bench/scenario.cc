@@ -27,8 +27,10 @@ std::string SummaryOf(const std::string& out) {
   return at == std::string::npos ? out : out.substr(at);
 }
 
-Result<GrpcFigures> RunLoad(const Paths& paths, const ScenarioOptions& o, int port, const std::string& method, double rate,
-                            const std::string& name) {
+// `node` and `broker`: the processes whose CPU time the load is charged with.
+Result<GrpcFigures> RunLoad(const Paths& paths, const ScenarioOptions& o, int port, pid_t node, pid_t broker,
+                            const std::string& method, double rate, const std::string& name) {
+  const double node_cpu = ProcCpuSeconds(node), broker_cpu = ProcCpuSeconds(broker);
   Child load({paths.grpc_load, "--target", "127.0.0.1:" + std::to_string(port), "--method", method, "--seconds",
               std::to_string(o.grpc_seconds), "--callers", std::to_string(o.grpc_callers), "--rate", std::to_string(rate),
               "--tenants", std::to_string(o.tenants), "--streams-per-tenant", std::to_string(o.streams / o.tenants),
@@ -36,10 +38,17 @@ Result<GrpcFigures> RunLoad(const Paths& paths, const ScenarioOptions& o, int po
              paths.dir + "/grpc_" + name + ".out");
   if (load.Wait() != 0) return Status::Unavailable("grpc_load " + name + " failed: " + load.Output());
   GrpcFigures g;
+  g.seconds = o.grpc_seconds;
+  auto used = [](double before, pid_t pid) {
+    const double after = ProcCpuSeconds(pid);
+    return before < 0 || after < 0 ? -1 : after - before;
+  };
+  g.node_cpu_s = used(node_cpu, node);
+  g.broker_cpu_s = used(broker_cpu, broker);
   std::istringstream in(load.Output().substr(load.Output().find("requests_per_s")));
   std::string k;
   in >> k >> g.requests_per_s >> k >> g.streams_per_s >> k >> g.p50_ms >> k >> g.p90_ms >> k >> g.p99_ms >> k >> g.max_ms >>
-      k >> g.errors;
+      k >> g.errors >> k >> g.client_cpu_s;
   g.ok = !in.fail();
   if (!g.ok) return Status::Unavailable("grpc_load " + name + " printed: " + load.Output());
   return g;
@@ -124,22 +133,25 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
 
   if (o.grpc) {
     const int port = node.GrpcPort();
+    auto load = [&](const std::string& method, double rate, const std::string& name) {
+      return RunLoad(paths, o, port, node.child().pid(), broker->pid(), method, rate, name);
+    };
     Say(o.broker + ": gRPC: trivial call at saturation");
-    ASSIGN_OR_RETURN(r.trivial, RunLoad(paths, o, port, "trivial", 0, "trivial"));
+    ASSIGN_OR_RETURN(r.trivial, load("trivial", 0, "trivial"));
     // The same open-loop pacing on the trivial call tells a stall of the machine or the client
     // (both calls see it) from one of ExceedsLimits' path (only it does).
     Say(o.broker + ": gRPC: trivial call at half of its saturation");
-    ASSIGN_OR_RETURN(r.trivial_half, RunLoad(paths, o, port, "trivial", r.trivial.requests_per_s / 2, "trivial_half"));
+    ASSIGN_OR_RETURN(r.trivial_half, load("trivial", r.trivial.requests_per_s / 2, "trivial_half"));
     // The node knows every stream from the topic but has produced none: the first request
     // naming a stream produces it (then once per produce interval), ~400 K records for the
     // request pool's streams. That pass is shown on its own; the saturation figure is the
     // steady state after it, with each call's new streams still new.
     Say(o.broker + ": gRPC: ExceedsLimits first pass (produces the pool's streams)");
-    ASSIGN_OR_RETURN(r.exceeds_first, RunLoad(paths, o, port, "exceeds", 0, "exceeds_first"));
+    ASSIGN_OR_RETURN(r.exceeds_first, load("exceeds", 0, "exceeds_first"));
     Say(o.broker + ": gRPC: ExceedsLimits at saturation");
-    ASSIGN_OR_RETURN(r.exceeds, RunLoad(paths, o, port, "exceeds", 0, "exceeds"));
+    ASSIGN_OR_RETURN(r.exceeds, load("exceeds", 0, "exceeds"));
     Say(o.broker + ": gRPC: ExceedsLimits at half of its saturation");
-    ASSIGN_OR_RETURN(r.exceeds_half, RunLoad(paths, o, port, "exceeds", r.exceeds.requests_per_s / 2, "exceeds_half"));
+    ASSIGN_OR_RETURN(r.exceeds_half, load("exceeds", r.exceeds.requests_per_s / 2, "exceeds_half"));
   }
   node.child().Kill(SIGTERM);
   // The logs stay for a look at what the figures came from; the store (up to GiBs) does not.

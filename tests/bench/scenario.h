@@ -37,6 +37,9 @@ struct ScenarioOptions {
 struct GrpcFigures {
   double requests_per_s = 0, streams_per_s = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   int64_t errors = 0;
+  // CPU seconds each process used during the load (-1: unknown): where the two cores went.
+  double node_cpu_s = -1, client_cpu_s = -1, broker_cpu_s = -1;
+  double seconds = 0;  // the load's length
   bool ok = false;
 };
 
