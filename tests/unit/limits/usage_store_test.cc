@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -697,6 +698,52 @@ TEST_F(UsageStoreTest, ConcurrentRequestsOverManyPartitionsWithAndWithoutWaiting
   EXPECT_EQ(store_->UsageOf("shared", all_).active_streams, 700u);
   ExpectCountsEqualFullScan();
   RecordProperty("would_block", would_block.load());
+}
+
+// Requests of tenants on different stripes run over the same partitions at once (as do
+// UpdateRates calls and the consumer): each tenant's limit holds exactly, nothing is lost, and
+// a column family that no assignment created is created once although two stripes' requests
+// may reach it together.
+TEST_F(UsageStoreTest, TenantsOnDifferentStripesShareThePartitionsAndEachKeepsItsLimit) {
+  std::vector<std::string> tenants;
+  std::vector<bool> stripe_taken(StripedMutex::kStripes, false);
+  for (int t = 0; tenants.size() < 4; ++t) {
+    std::string name = "tenant-" + std::to_string(t);
+    if (stripe_taken[TenantKey::StripeOf(name)]) continue;
+    stripe_taken[TenantKey::StripeOf(name)] = true;
+    tenants.push_back(std::move(name));
+  }
+  constexpr int kRequests = 150, kPerRequest = 4;  // a stream in every partition of each request
+  std::vector<std::atomic<int>> accepted(tenants.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < tenants.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRequests; ++r) {
+        std::vector<StreamUpdate> u;
+        for (int32_t p = 0; p < kPerRequest; ++p) {
+          u.push_back({.stream_hash = HashIn(p, static_cast<uint64_t>(r)), .bytes = 1, .policy = ""});
+        }
+        UpdateCondResult out;
+        Status s = store_->UpdateCond(tenants[t], u, Limit(300), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
+        if (s.IsWouldBlock()) s = store_->UpdateCond(tenants[t], u, Limit(300), all_, &out, Wait::kMay);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        for (Verdict v : out.verdicts) accepted[t] += v == Verdict::kAccepted ? 1 : 0;
+        std::vector<UsageStore::StreamRate> rates;
+        ASSERT_TRUE(store_->UpdateRates(tenants[t], u, all_, &rates).ok());
+      }
+    });
+  }
+  std::thread consumer([&] { ApplyOtherTenantsStreams(); });
+  for (auto& th : threads) th.join();
+  consumer.join();
+  for (size_t t = 0; t < tenants.size(); ++t) {
+    EXPECT_EQ(accepted[t].load(), 300) << tenants[t];
+    EXPECT_EQ(store_->UsageOf(tenants[t], all_).active_streams, 300u) << tenants[t];
+  }
+  EXPECT_EQ(store_->Partitions().size(), static_cast<size_t>(kPartitions));
+  ExpectCountsEqualFullScan();
+  ASSERT_TRUE(store_->Flush().ok());
+  for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(DiskRows(p), MemoryRows(p));
 }
 
 // Wait::kNever finds a partition held by someone else (here a scan of it): kWouldBlock, and
