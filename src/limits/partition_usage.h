@@ -58,12 +58,14 @@ class StripedMutex {
 // earlier, once per request) its id, tried before the node-wide directory, whose lock every
 // request and the consumer share.
 struct TenantKey {
-  // The stripe is the tenant's admission stripe modulo kStripes (UsageStore takes 64 admission
-  // stripes by the same hash), so requests serialised by admission never meet on a stripe.
-  static size_t StripeOf(std::string_view name) { return absl::Hash<std::string_view>{}(name) % StripedMutex::kStripes; }
+  static size_t HashOf(std::string_view name) { return absl::Hash<std::string_view>{}(name); }
+  static size_t StripeOf(std::string_view name) { return HashOf(name) % StripedMutex::kStripes; }
   TenantKey(std::string_view name, std::optional<TenantId> hint = std::nullopt)
-      : name(name), stripe(StripeOf(name)), hint(hint) {}
+      : name(name), hash(HashOf(name)), stripe(hash % StripedMutex::kStripes), hint(hint) {}
   std::string_view name;
+  // Also picks the tenant's admission stripe (UsageStore's, a multiple of kStripes), so
+  // requests serialised by admission never meet on a partition stripe.
+  size_t hash;
   size_t stripe;
   std::optional<TenantId> hint;
 };

@@ -517,14 +517,14 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   // Without waiting, locks another request holds (for microseconds) are worth a short spin;
   // the consumer's, flusher's or evictor's holds (up to milliseconds) are not.
   const auto spin_until = std::chrono::steady_clock::now() + kNoWaitSpin;
-  std::unique_lock admission_lock(admission_mu_[absl::Hash<std::string_view>{}(tenant) % kAdmissionStripes],
-                                  std::defer_lock);
+  TenantKey key(tenant);
+  std::unique_lock admission_lock(admission_mu_[key.hash % kAdmissionStripes], std::defer_lock);
   if (may_wait) {
     admission_lock.lock();
   } else if (!TryLockUntil(admission_lock, spin_until)) {
     return Status::WouldBlock("the tenant's admission is busy");
   }
-  TenantKey key(tenant, directory_.Find(tenant));  // the id once, not per partition
+  key.hint = directory_.Find(tenant);  // the id once, not per partition
 
   // The request's partitions (its tenant's stripe of each) stay held from the first look-up
   // to the last change, so what the look-ups found (which streams are new) still holds when

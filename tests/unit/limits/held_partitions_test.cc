@@ -92,7 +92,8 @@ TEST(TenantKeyTest, StripeFollowsTheNameAndSpreads) {
   for (int t = 0; t < 200; ++t) {
     const std::string name = "tenant-" + std::to_string(t);
     const TenantKey key(name);
-    EXPECT_EQ(key.stripe, absl::Hash<std::string_view>{}(name) % 64 % StripedMutex::kStripes);
+    EXPECT_EQ(key.hash, absl::Hash<std::string_view>{}(name));
+    EXPECT_EQ(key.stripe, key.hash % 64 % StripedMutex::kStripes);
     EXPECT_EQ(key.stripe, TenantKey(name, TenantId{7}).stripe);
     ++seen[key.stripe];
   }
