@@ -74,6 +74,22 @@ TEST(ActiveCounterTest, MovingAStreamForwardKeepsItActive) {
   EXPECT_EQ(g.Active(50), 0u);
 }
 
+// Moves within one count (a later minute) change nothing; within the cutoff's minute, whose
+// streams are counted by second, a move still carries the stream past the cutoff.
+TEST(ActiveCounterTest, MovesWithinAMinuteKeepTheCountExactToTheSecond) {
+  Group g;
+  const size_t s = g.Add(660 + 5);  // minute 11
+  g.Add(660 + 20);
+  EXPECT_EQ(g.Active(600), 2u);
+  g.Move(s, 660 + 10);  // same minute, later than the cutoff's: one count, unchanged
+  EXPECT_EQ(g.counter().keys(), 1u);
+  EXPECT_EQ(g.Active(660 + 8), 2u);  // minute 11 is now counted by second: 670 and 680
+  g.Move(s, 660 + 15);  // within the cutoff's minute: from one second's count to another
+  EXPECT_EQ(g.Active(660 + 12), 2u);
+  EXPECT_EQ(g.Active(660 + 16), 1u);
+  EXPECT_EQ(g.Active(660 + 21), 0u);
+}
+
 TEST(ActiveCounterTest, ForgottenSecondsAreNotForgottenTwice) {
   Group g;
   const size_t at10 = g.Add(10);
