@@ -115,7 +115,8 @@ struct WindowsConfig {
   Millis eviction_interval = kDefaultEvictionInterval;
   // A revoked partition's data is dropped this long after revocation unless re-assigned.
   Millis revoked_retention = kDefaultRevokedRetention;
-  // An accepted stream is produced to the topic at most once per this interval.
+  // An accepted stream is produced to the topic at most once per this interval (after it and up
+  // to a quarter more: Windows::ProduceDelay).
   Millis produce_interval = kDefaultProduceInterval;
   // With nothing assigned after this long, the node reports ready anyway.
   Millis wait_assign = kDefaultWaitAssign;

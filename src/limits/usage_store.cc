@@ -486,7 +486,6 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   RETURN_IF_ERROR(CheckHealthy());
   const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
-  const uint32_t produce_interval = options_.windows.produce_interval_s;
 
   // The streams by partition (then by position in the request); runs of the served ones.
   std::vector<uint64_t> order(streams.size());
@@ -615,7 +614,8 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       // stream requested in the last second (ARCHITECTURE.md, "Serving without a write").
       const bool persist = !active || e->policy != *pid;
       StreamEntry& entry = t->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
-      if (entry.last_produced_s == 0 || now_s - static_cast<int64_t>(entry.last_produced_s) >= produce_interval) {
+      if (entry.last_produced_s == 0 ||
+          now_s - static_cast<int64_t>(entry.last_produced_s) >= options_.windows.ProduceDelay(s.stream_hash, entry.last_produced_s)) {
         t->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
       }

@@ -351,17 +351,40 @@ TEST_F(UsageStoreTest, SeeingAStreamAgainKeepsItActive) {
 }
 
 TEST_F(UsageStoreTest, StreamsAreProducedAtMostOncePerInterval) {
+  const uint32_t delay = windows_.ProduceDelay(HashIn(0, 1), static_cast<uint32_t>(clock_.NowSeconds()));
   std::vector<uint32_t> produce;
   Check("a", {HashIn(0, 1), HashIn(0, 2)}, Limit(0), all_, "", &produce);
   EXPECT_EQ(produce, (std::vector<uint32_t>{0, 1}));
   clock_.Advance(59s);
   Check("a", {HashIn(0, 1), HashIn(0, 3)}, Limit(0), all_, "", &produce);
   EXPECT_EQ(produce, (std::vector<uint32_t>{1}));  // only the new one
-  clock_.Advance(1s);
+  clock_.Advance(std::chrono::seconds(delay - 59));
   Check("a", {HashIn(0, 1), HashIn(0, 3)}, Limit(0), all_, "", &produce);
   EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
   // Rejected streams are never produced.
   Check("b", {HashIn(0, 1), HashIn(0, 2)}, Limit(1), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
+}
+
+// A stream is due again after its own delay (ProduceDelay: the interval plus up to a
+// quarter), so that streams produced together do not stay due together.
+TEST_F(UsageStoreTest, AStreamIsDueAgainAfterItsOwnDelay) {
+  const auto now = static_cast<uint32_t>(clock_.NowSeconds());
+  uint64_t late = HashIn(0, 1);
+  for (int i = 0; i < 1000 && windows_.ProduceDelay(late, now) < 65; ++i) late = HashIn(0, late + 1);
+  const uint32_t delay = windows_.ProduceDelay(late, now);
+  ASSERT_GE(delay, 65u);
+  std::vector<uint32_t> produce;
+  Check("a", {late}, Limit(0), all_, "", &produce);
+  EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
+  clock_.Advance(60s);
+  Check("a", {late}, Limit(0), all_, "", &produce);
+  EXPECT_TRUE(produce.empty());
+  clock_.Advance(std::chrono::seconds(delay - 61));
+  Check("a", {late}, Limit(0), all_, "", &produce);
+  EXPECT_TRUE(produce.empty());
+  clock_.Advance(1s);
+  Check("a", {late}, Limit(0), all_, "", &produce);
   EXPECT_EQ(produce, (std::vector<uint32_t>{0}));
 }
 
@@ -394,11 +417,11 @@ TEST_F(UsageStoreTest, ARefreshIsWrittenWhenProducedOrQueuedNotPerFlush) {
   store_->QueueRefreshes(std::vector<int32_t>{0});
   ASSERT_TRUE(store_->Flush().ok());
   EXPECT_EQ(DiskRows(0), MemoryRows(0));
-  clock_.Advance(60s);
+  clock_.Advance(65s);  // 75 s: past any stream's delay (the interval and at most a quarter)
   Check("a", {HashIn(0, 1)}, Limit(10), all_);  // due to be produced: written
   ASSERT_TRUE(store_->Flush().ok());
-  EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first + 70);
-  EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), first + 70);  // last produced
+  EXPECT_EQ(std::get<1>(DiskRows(0).begin()->second), first + 75);
+  EXPECT_EQ(std::get<2>(DiskRows(0).begin()->second), first + 75);  // last produced
 }
 
 std::vector<UsageStore::StreamRate> Rates(UsageStore& store, const std::vector<std::pair<uint64_t, uint64_t>>& bytes,
