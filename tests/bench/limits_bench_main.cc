@@ -3,10 +3,11 @@
 // side with the targets; --memory adds the 10 M-stream memory run.
 // Usage: limits_bench --limitsd P --limitsctl P --mock-broker P --grpc-load P [--dir D]
 //        [--broker mock|kafka|both] [--records N] [--streams N] [--tenants N] [--partitions N]
-//        [--spread DUR] [--grpc-seconds S] [--grpc-callers C] [--new-fraction F] [--no-grpc]
+//        [--spread DUR] [--grpc-seconds S] [--grpc-rounds R] [--grpc-callers C] [--new-fraction F] [--no-grpc]
 //        [--memory] [--memory-streams N] [--memory-only]
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     else if (k == "--partitions") o.partitions = std::stoi(value());
     else if (k == "--spread") o.spread = value();
     else if (k == "--grpc-seconds") o.grpc_seconds = std::stod(value());
+    else if (k == "--grpc-rounds") o.grpc_rounds = std::max(1, std::stoi(value()));
     else if (k == "--grpc-callers") o.grpc_callers = std::stoi(value());
     else if (k == "--new-fraction") o.new_fraction = std::stod(value());
     else if (k == "--no-grpc") o.grpc = false;

@@ -10,7 +10,7 @@
 #   tests/bench/run.sh --both               both brokers, side by side
 #   tests/bench/run.sh --memory             adds the 10 M-stream memory run (heavy; --memory-only alone)
 #   tests/bench/run.sh --records 400000 --streams 100000   a quick, smaller run
-# Other options go to limits_bench (--partitions, --tenants, --spread, --grpc-seconds,
+# Other options go to limits_bench (--partitions, --tenants, --spread, --grpc-seconds, --grpc-rounds,
 # --grpc-callers, --new-fraction, --no-grpc, --memory-streams, --dir, --node-set key=value for
 # limitsd). BUILD_DIR (default build) picks the build tree; NO_BUILD=1 skips the build step.
 set -euo pipefail

@@ -26,7 +26,12 @@ struct ScenarioOptions {
   int partitions = 64;
   std::string spread = "90m";
   bool grpc = true;
-  double grpc_seconds = 10;
+  // Each saturated load's length. The pool the first pass produces is due again 60-75 s later
+  // (produce interval): first pass + rounds + half loads stay inside that minute.
+  double grpc_seconds = 5;
+  // Saturated trivial / ExceedsLimits pairs, alternated so both see the VM's same phases;
+  // the ratio is the median of the rounds'.
+  int grpc_rounds = 3;
   int grpc_callers = 8;
   double new_fraction = 0.05;  // of each ExceedsLimits request's streams: never produced
   bool raw = true;
@@ -49,7 +54,14 @@ struct ScenarioResult {
   double produce_s = 0;
   std::optional<RawConsumeResult> raw;
   std::optional<NodeFigures> cold, after_kill, after_term;
-  GrpcFigures trivial, trivial_half, exceeds_first, exceeds, exceeds_half;
+  GrpcFigures trivial_half, exceeds_first, exceeds_half;
+  std::vector<GrpcFigures> trivial, exceeds;  // one of each per round, in order
+  // The median of the rounds' ExceedsLimits / trivial ratios, and the round it came from.
+  double ratio = 0;
+  size_t median_round = 0;
+  // How long the node took to go idle after the first pass (its records produced, read back
+  // and flushed) before the rounds began.
+  double settle_after_first_s = 0;
   int64_t streams = 0;  // held by the node after the warm restart
 };
 
