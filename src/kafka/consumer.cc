@@ -103,7 +103,8 @@ Status Consumer::Start() {
       .Kv("protocol", "cooperative-sticky")
       .Kv("static_membership", options_.static_membership);
   running_ = true;
-  last_apply_ = last_commit_ = last_progress_ = last_trim_ = std::chrono::steady_clock::now();
+  last_apply_ = last_commit_ = last_progress_ = std::chrono::steady_clock::now();
+  trim_ = DutyCycle(options_.trim_interval, kTrimCostMultiple, last_apply_);
   flusher_.Start(options_.flush_interval, [this] { Persist(); });
   thread_ = std::thread([this] { Run(); });
   return Status::OK();
@@ -156,7 +157,7 @@ void Consumer::Run() {
     }
     if (now - last_commit_ >= options_.flush_interval) CommitOffsets();
     if (now - last_progress_ >= options_.progress_interval) LogProgress();
-    if (now - last_trim_ >= options_.trim_interval) TrimWhileReplaying();
+    if (trim_.Due(now)) TrimWhileReplaying();
     if (states_changed_) LogReadiness();
   }
   // Graceful stop: finish the batch and its checkpoint, then leave the group (the final
@@ -404,15 +405,10 @@ void Consumer::LogProgress() {
 
 void Consumer::TrimWhileReplaying() {
   const auto start = std::chrono::steady_clock::now();
-  last_trim_ = start;
   const bool replaying = std::any_of(assigned_.begin(), assigned_.end(),
                                      [](const auto& a) { return a.second.state == PartitionState::kReplaying; });
-  if (!replaying) return;
-  allocator::TrimArenas();
-  // A trim walks every arena's free memory, ~1 ms at 1 M streams and ~15 ms at 10 M: the
-  // next waits long enough to keep trimming near 2 % of the consumer thread.
-  const auto took = std::chrono::steady_clock::now() - start;
-  last_trim_ += std::max<std::chrono::steady_clock::duration>(std::chrono::steady_clock::duration::zero(), 50 * took - options_.trim_interval);
+  if (replaying) allocator::TrimArenas();
+  trim_.Ran(start, std::chrono::steady_clock::now());
 }
 
 void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
