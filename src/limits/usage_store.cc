@@ -614,8 +614,7 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
       // stream requested in the last second (ARCHITECTURE.md, "Serving without a write").
       const bool persist = !active || e->policy != *pid;
       StreamEntry& entry = t->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
-      if (entry.last_produced_s == 0 ||
-          now_s - static_cast<int64_t>(entry.last_produced_s) >= options_.windows.ProduceDelay(s.stream_hash, entry.last_produced_s)) {
+      if (options_.windows.ProduceDue(s.stream_hash, entry.last_produced_s, now_s)) {
         t->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
       }

@@ -27,6 +27,13 @@ struct Windows {
     x ^= x >> 33;
     return produce_interval_s + static_cast<uint32_t>(x % (produce_interval_s / 4 + 1));
   }
+  // Whether a stream produced at `produced_s` (0: never by this node) is due again at now_s.
+  bool ProduceDue(uint64_t stream_hash, uint32_t produced_s, int64_t now_s) const {
+    if (produced_s == 0) return true;
+    const int64_t since = now_s - produced_s;
+    // Most refreshes come within the interval: only those past it draw their delay.
+    return since >= produce_interval_s && since >= ProduceDelay(stream_hash, produced_s);
+  }
   // The oldest last-seen time that is still active at now_s.
   int64_t ActiveCutoff(int64_t now_s) const { return now_s - active_s; }
 };

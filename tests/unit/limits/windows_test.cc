@@ -32,6 +32,17 @@ TEST(WindowsTest, AProduceDelayIsTheIntervalPlusUpToAQuarter) {
   EXPECT_EQ(of_one_stream.size(), 16u);
 }
 
+TEST(WindowsTest, AStreamIsDueWhenNeverProducedOrOnceItsDelayHasPassed) {
+  const uint64_t h = 12345;
+  const uint32_t at = 1'000'000'000;
+  const uint32_t delay = kMinute.ProduceDelay(h, at);
+  EXPECT_TRUE(kMinute.ProduceDue(h, 0, at));
+  EXPECT_FALSE(kMinute.ProduceDue(h, at, at + 59));
+  EXPECT_FALSE(kMinute.ProduceDue(h, at, int64_t{at} + delay - 1));
+  EXPECT_TRUE(kMinute.ProduceDue(h, at, int64_t{at} + delay));
+  EXPECT_TRUE(kMinute.ProduceDue(h, at, at + 75));
+}
+
 // Streams produced in the same second and pushed every second after: each is produced again
 // as soon as it is due. The wave they start as breaks up: after one interval no second holds
 // more than a tenth of them, and within a few every second of the interval holds some.
