@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <sstream>
 #include <thread>
-#include <tuple>
 
 #include "bench_broker.h"
 #include "child.h"
@@ -51,8 +50,7 @@ Result<GrpcFigures> RunLoad(const Paths& paths, const ScenarioOptions& o, int po
   std::string k;
   in >> k >> g.requests_per_s >> k >> g.streams_per_s >> k >> g.p50_ms >> k >> g.p90_ms >> k >> g.p99_ms >> k >> g.max_ms >>
       k >> g.errors >> k >> g.client_cpu_s;
-  g.ok = !in.fail();
-  if (!g.ok) return Status::Unavailable("grpc_load " + name + " printed: " + load.Output());
+  if (in.fail()) return Status::Unavailable("grpc_load " + name + " printed: " + load.Output());
   return g;
 }
 
@@ -160,19 +158,18 @@ Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o)
     Say(o.broker + ": gRPC: ExceedsLimits first pass (produces the pool's streams)");
     ASSIGN_OR_RETURN(r.exceeds_first, load("exceeds", 0, "exceeds_first"));
     r.settle_after_first_s = WaitUntilIdle(node.child().pid(), std::chrono::seconds(15));
-    std::vector<std::pair<double, size_t>> ratios;
     for (int round = 1; round <= o.grpc_rounds; ++round) {
       const std::string n = std::to_string(round);
       Say(o.broker + ": gRPC: round " + n + ": trivial call, then ExceedsLimits, at saturation");
       ASSIGN_OR_RETURN(GrpcFigures trivial, load("trivial", 0, "trivial_" + n));
       ASSIGN_OR_RETURN(GrpcFigures exceeds, load("exceeds", 0, "exceeds_" + n));
-      ratios.emplace_back(trivial.requests_per_s > 0 ? exceeds.requests_per_s / trivial.requests_per_s : 0,
-                          r.trivial.size());
       r.trivial.push_back(trivial);
       r.exceeds.push_back(exceeds);
     }
-    std::sort(ratios.begin(), ratios.end());
-    std::tie(r.ratio, r.median_round) = ratios[ratios.size() / 2];
+    std::vector<size_t> rounds(r.trivial.size());
+    for (size_t i = 0; i < rounds.size(); ++i) rounds[i] = i;
+    std::sort(rounds.begin(), rounds.end(), [&](size_t a, size_t b) { return r.Ratio(a) < r.Ratio(b); });
+    r.median_round = rounds[rounds.size() / 2];
     // The same open-loop pacing on the trivial call tells a stall of the machine or the client
     // (both calls see it) from one of ExceedsLimits' path (only it does).
     Say(o.broker + ": gRPC: trivial call at half of its saturation");

@@ -45,7 +45,6 @@ struct GrpcFigures {
   // CPU seconds each process used during the load (-1: unknown): where the two cores went.
   double node_cpu_s = -1, client_cpu_s = -1, broker_cpu_s = -1;
   double seconds = 0;  // the load's length
-  bool ok = false;
 };
 
 struct ScenarioResult {
@@ -56,13 +55,16 @@ struct ScenarioResult {
   std::optional<NodeFigures> cold, after_kill, after_term;
   GrpcFigures trivial_half, exceeds_first, exceeds_half;
   std::vector<GrpcFigures> trivial, exceeds;  // one of each per round, in order
-  // The median of the rounds' ExceedsLimits / trivial ratios, and the round it came from.
-  double ratio = 0;
-  size_t median_round = 0;
+  size_t median_round = 0;  // the round of the median ExceedsLimits / trivial ratio
   // How long the node took to go idle after the first pass (its records produced, read back
   // and flushed) before the rounds began.
   double settle_after_first_s = 0;
   int64_t streams = 0;  // held by the node after the warm restart
+
+  // ExceedsLimits' saturated throughput over the trivial call's in `round` (0 if none).
+  double Ratio(size_t round) const {
+    return trivial[round].requests_per_s > 0 ? exceeds[round].requests_per_s / trivial[round].requests_per_s : 0;
+  }
 };
 
 Result<ScenarioResult> RunScenario(const Paths& paths, const ScenarioOptions& o);
