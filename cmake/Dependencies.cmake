@@ -12,3 +12,4 @@ find_package(civetweb REQUIRED CONFIG)      # libcivetweb-dev: the HTTP server
 find_package(gRPC REQUIRED CONFIG)          # libgrpc++-dev, protobuf-compiler-grpc
 find_package(prometheus-cpp REQUIRED CONFIG)  # prometheus-cpp-dev
 find_package(Snappy REQUIRED CONFIG)        # libsnappy-dev: dskit's ring value codec
+find_package(ZLIB REQUIRED)                 # zlib1g-dev: the admission log's record checksums

@@ -16,7 +16,7 @@ packages=(
   librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev libcivetweb-dev
   libyaml-cpp-dev
   libgtest-dev libgmock-dev
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev zlib1g-dev
 )
 test_packages=(
   python3-grpcio python3-protobuf
