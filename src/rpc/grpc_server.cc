@@ -29,11 +29,17 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   grpc::ServerBuilder builder;
   builder.AddListeningPort(GrpcListenAddress(options.listen), grpc::InsecureServerCredentials(), &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  // gRPC sets SO_REUSEPORT by default: a second process on the same port then binds too and
+  // the kernel splits calls between the two, silently. One port, one node.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // No ResourceQuota thread cap: the service runs on the callback API and queues calls for its
   // own handler threads (HandlerPool), so there is no sync thread pool to exhaust.
   builder.RegisterService(&service);
   server->server_ = builder.BuildAndStart();
-  if (!server->server_ || server->port_ == 0) return Status::Unavailable("grpc: cannot listen on " + options.listen);
+  if (!server->server_ || server->port_ == 0) {
+    return Status::Unavailable("grpc: cannot listen on " + options.listen + " (in use by another process, or not an "
+                               "address of this host)");
+  }
   // The overall status ("", what Loki's pool asks) is SERVING from the start; the named
   // service answers the same.
   grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();

@@ -2,6 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "testing/subprocess.h"
@@ -147,6 +152,41 @@ TEST(LimitsdCliTest, Item22_CheckConfigRefusesWhatTheNodeWouldFailOrMisbehaveOn)
     testing::RunResult ok = RunProgram({LIMITSD, "--check-config", EXAMPLE_CONFIG, "--set", "limits.overrides_file=" + file});
     EXPECT_EQ(ok.exit_code, 0) << file << ": " << ok.err;
   }
+}
+
+}  // namespace
+}  // namespace limits
+
+namespace limits {
+namespace {
+
+// Issue 24, item 7: gRPC binds with SO_REUSEPORT by default, so a second node on one host's
+// :9095 started fine and the kernel split the frontend's calls between the two, silently.
+// A port another process holds (with SO_REUSEPORT, as a gRPC server holds it) is refused,
+// and the error names the key.
+TEST(LimitsdCliTest, Item7_AGrpcPortAnotherProcessHoldsIsRefusedNamingTheKey) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  int one = 1;
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  testing::TempDir dir;
+  // Under `timeout`: a node that does start (sharing the port) is ended after 30 s (exit 124).
+  testing::RunResult r = RunProgram({"/usr/bin/timeout", "30", LIMITSD, "--config", EXAMPLE_CONFIG, "--set",
+                                     "store.path=" + dir.Sub("db"),
+                                     "--set", "server.http_listen=127.0.0.1:0", "--set",
+                                     "server.grpc_listen=127.0.0.1:" + port});
+  close(fd);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 124) << "the node started on a port another process holds";
+  EXPECT_THAT(r.err, HasSubstr("server.grpc_listen 127.0.0.1:" + port));
 }
 
 }  // namespace
