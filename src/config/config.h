@@ -31,6 +31,9 @@ inline constexpr Millis kDefaultProduceInterval = 1min;
 inline constexpr Millis kDefaultWaitAssign = 30s;
 inline constexpr Millis kDefaultLookupGiveUp = 2min;
 inline constexpr int64_t kDefaultMaxPoliciesPerTenant = 1000;
+inline constexpr int64_t kDefaultMaxTenants = 100'000;
+inline constexpr int64_t kDefaultMaxRateKeysPerTenant = 10'000;
+inline constexpr int64_t kDefaultMaxRateKeys = 1'000'000;
 inline constexpr int64_t kDefaultMaxTenantSeries = 1000;
 inline constexpr Millis kDefaultStoreFailureGrace = 1min;
 inline constexpr char kDefaultGrpcListen[] = "0.0.0.0:9095";
@@ -150,9 +153,19 @@ struct LimitsConfig {
   TenantLimits defaults;
   // Per-tenant overrides from this file; the overrides file's entries take precedence.
   std::map<std::string, TenantOverrides> tenants;
-  // Distinct ingestion policies one tenant may use on a node; streams of a new policy beyond
-  // it are rejected (reason 4) for that tenant only.
+  // Distinct ingestion-policy names one tenant may have on a node; streams of a name beyond it
+  // count under no policy (the default bucket, as Loki counts every policy without a limit of
+  // its own). Names the overrides give a limit of their own are always kept.
   int64_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant;
+  // Tenants the node holds at once. A new tenant beyond it is not stored: its streams are
+  // rejected (as max streams; unlimited tenants' are accepted) and its rate keys answered
+  // without being kept. Counted and logged; bounds what a flood of tenant names can cost.
+  int64_t max_tenants = kDefaultMaxTenants;
+  // UpdateRates hashes that are not streams (Loki's callers send segmentation keys) the node
+  // keeps rates for, per tenant and in all. A new key beyond either is answered with its
+  // bytes alone and not kept; counted and logged.
+  int64_t max_rate_keys_per_tenant = kDefaultMaxRateKeysPerTenant;
+  int64_t max_rate_keys = kDefaultMaxRateKeys;
   // Reject a tenant's streams with reason 3 once its ingestion rate and burst are used up on
   // this node. Off as in Loki, whose distributors enforce the rate earlier in the push.
   bool enforce_rate = false;

@@ -550,6 +550,9 @@ void ReadConfig(Reader& root, Config* c) {
   Reader tenants = limits.Sub("tenants");
   ReadTenants(tenants, &c->limits.tenants);
   limits.Integer("max_policies_per_tenant", 1, 65535, &c->limits.max_policies_per_tenant);
+  limits.Integer("max_tenants", 1, 1 << 24, &c->limits.max_tenants);
+  limits.Integer("max_rate_keys_per_tenant", 1, UINT32_MAX, &c->limits.max_rate_keys_per_tenant);
+  limits.Integer("max_rate_keys", 1, INT64_MAX, &c->limits.max_rate_keys);
   limits.Bool("enforce_rate", &c->limits.enforce_rate);
   limits.Finish();
 

@@ -12,7 +12,9 @@
 //   exceed its limit by at most n - 1 streams; under skew across nodes it is rejected early
 //   on the node holding more than its share of the tenant's streams.
 // Buckets: a stream whose ingestion policy has its own limit (policy_max_streams) counts
-// only in that policy's bucket; all other streams count in the default bucket.
+// only in that policy's bucket; all other streams count in the default bucket. A known stream
+// that changes bucket (its policy changed) is admitted into its new bucket like a new stream,
+// and leaves a place in its old one.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,8 @@ class Admission {
 
   // The bucket a stream of ingestion policy `policy` ("" = none) counts in.
   size_t BucketOf(std::string_view policy) const;
+  // Whether the policy has a bucket of its own (its name must then always be told apart).
+  bool OwnBucket(std::string_view policy) const { return BucketOf(policy) != kDefaultBucket; }
   bool Limited(size_t bucket) const { return caps_[bucket] != kUnlimited; }
   uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
 
@@ -48,6 +52,10 @@ class Admission {
 
   // Takes one place in the bucket if there is one.
   bool TryAdmit(size_t bucket);
+  // Gives back the place of a counted stream that left the bucket.
+  void Release(size_t bucket) {
+    if (used_[bucket] > 0) --used_[bucket];
+  }
 
  private:
   std::vector<std::pair<std::string, size_t>> policy_buckets_;  // policies with their own limit

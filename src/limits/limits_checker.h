@@ -3,7 +3,9 @@
 //                  partition — never silently accepted; then the tenant's rate (token bucket,
 //                  node share) for the request's bytes: reason 3 for all when exhausted; then
 //                  the stream limits (UsageStore::UpdateCond): reason 2. Accepted streams due
-//                  for producing go to the StreamSink without waiting for Kafka.
+//                  for producing go to the StreamSink without waiting for Kafka. Nothing a
+//                  client sends per stream fails the call (a policy name the node does not
+//                  keep counts under no policy); a large request runs in slices.
 //   UpdateRates    UsageStore::UpdateRates over the ready partitions.
 // Thread-safe; no global lock (per-partition and per-tenant-stripe locks only).
 #pragma once
@@ -38,7 +40,10 @@ class LimitsChecker {
  public:
   struct Options {
     int32_t num_partitions = 64;
-    size_t max_streams_per_request = 100'000;  // more is a bad request
+    // A request is checked this many streams at a time (each slice's admission is exact; a
+    // request of millions of streams does not hold its tenant's partitions for its whole
+    // check). Larger requests never run on a thread that must not wait.
+    size_t slice_streams = 10'000;
     // Reject a tenant's push beyond its ingestion rate and burst (reason 3). Off by default,
     // as in Loki, whose distributors rate-limit earlier in the push.
     bool enforce_rate = false;
@@ -48,8 +53,9 @@ class LimitsChecker {
   LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits, RateLimiter& rates,
                 StreamSink& sink, const Clock& clock, prometheus::Registry& registry, Options options);
 
-  // kInvalidArgument for a bad request; kUnavailable / kInternal when the store fails. With
-  // Wait::kNever, kWouldBlock when a lock is busy: nothing was changed or counted.
+  // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes); kUnavailable /
+  // kInternal when the store fails. With Wait::kNever, kWouldBlock when a lock is busy (or
+  // the request is larger than a slice): nothing was changed or counted.
   Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected,
                        Wait wait = Wait::kMay);
   Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
@@ -61,7 +67,7 @@ class LimitsChecker {
   TenantCounters& ingested_bytes() { return ingested_bytes_; }
 
  private:
-  Status Validate(std::string_view tenant, std::span<const StreamUpdate> streams) const;
+  Status Validate(std::string_view tenant) const;
 
   UsageStore& store_;
   PartitionManager& partitions_;
@@ -73,6 +79,7 @@ class LimitsChecker {
   std::vector<prometheus::Counter*> streams_discarded_;  // per partition
   prometheus::Family<prometheus::Counter>& rejected_family_;
   std::map<Reason, prometheus::Counter*> rejected_;
+  prometheus::Counter* tenants_full_ = nullptr;  // sent as max streams
   TenantCounters ingested_bytes_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -20,17 +21,21 @@ namespace limits {
 
 class NameTable {
  public:
-  explicit NameTable(uint32_t capacity) : capacity_(capacity) {}
+  // `capacity` names in use at once; names acquired as `reserved` may go past it, up to
+  // `reserved_capacity` (at least `capacity`).
+  explicit NameTable(uint32_t capacity, uint32_t reserved_capacity = 0)
+      : capacity_(capacity), reserved_capacity_(std::max(capacity, reserved_capacity)) {}
 
   // The id of `name` with one more reference, adding it when new; nullopt when `capacity`
-  // names are in use.
-  std::optional<uint32_t> Acquire(std::string_view name) {
+  // names are in use (`reserved_capacity` for a reserved name: a name that must always have
+  // an id, such as an ingestion policy the overrides give a limit of its own).
+  std::optional<uint32_t> Acquire(std::string_view name, bool reserved = false) {
     std::unique_lock lock(mu_);
     if (auto it = ids_.find(name); it != ids_.end()) {
       ++entries_[it->second].refs;
       return it->second;
     }
-    if (ids_.size() >= capacity_) return std::nullopt;
+    if (ids_.size() >= (reserved ? reserved_capacity_ : capacity_)) return std::nullopt;
     uint32_t id;
     if (!free_.empty()) {
       id = free_.back();
@@ -81,6 +86,7 @@ class NameTable {
     uint32_t refs = 0;
   };
   const uint32_t capacity_;
+  const uint32_t reserved_capacity_;
   mutable std::shared_mutex mu_;
   absl::flat_hash_map<std::string_view, uint32_t> ids_;  // GUARDED_BY(mu_)
   std::deque<Entry> entries_;                            // GUARDED_BY(mu_)

@@ -121,7 +121,7 @@ class PartitionUsage {
       directory_.Release(*acquired);
       return slot.get();
     }
-    slot = std::make_unique<TenantStreams>(std::string(key.name), windows_, directory_.Policies(*acquired));
+    slot = std::make_unique<TenantStreams>(std::string(key.name), windows_, directory_.Shared(*acquired));
     return slot.get();
   }
   TenantStreams* FindOrCreate(std::string_view name, TenantId* id = nullptr) { return FindOrCreate(TenantKey(name), id); }

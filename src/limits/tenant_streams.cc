@@ -6,22 +6,23 @@
 
 namespace limits {
 
-TenantStreams::TenantStreams(std::string tenant, const Windows& windows, NameTable& policies)
+TenantStreams::TenantStreams(std::string tenant, const Windows& windows, TenantShared& shared)
     : tenant_(std::move(tenant)),
       windows_(windows),
       n_(windows.num_buckets()),
-      policies_(policies),
+      shared_(shared),
       tenant_rate_(RateRing<uint64_t>::Words(windows.num_buckets()), 0) {}
 
 TenantStreams::~TenantStreams() {
-  for (const Group& g : groups_) policies_.Release(g.id);
+  for (const Group& g : groups_) shared_.policies().Release(g.id);
+  shared_.ReturnRateKeys(static_cast<uint32_t>(rate_keys_.size()));
 }
 
-std::optional<PolicyId> TenantStreams::Policy(std::string_view name) {
+std::optional<PolicyId> TenantStreams::Policy(std::string_view name, bool reserved) {
   for (const Group& g : groups_) {
     if (g.name == name) return g.id;
   }
-  std::optional<uint32_t> id = policies_.Acquire(name);
+  std::optional<uint32_t> id = shared_.policies().Acquire(name, reserved);
   if (!id) return std::nullopt;
   groups_.push_back(Group{.id = static_cast<PolicyId>(*id), .name = std::string(name), .streams = 0, .counter = {}});
   return groups_.back().id;
@@ -40,7 +41,7 @@ void TenantStreams::ReleaseEmptyGroups() {
       ++it;
       continue;
     }
-    policies_.Release(it->id);
+    shared_.policies().Release(it->id);
     it = groups_.erase(it);
   }
 }
@@ -193,6 +194,7 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
     }
     free_rate_slots_.push_back(it->second.rate_slot);
     rate_keys_.erase(it++);
+    shared_.ReturnRateKeys(1);
   }
   if (empty()) {
     rate_slab_.clear();
@@ -203,8 +205,15 @@ size_t TenantStreams::EvictBefore(int64_t cutoff_s) {
   return evicted;
 }
 
-RateSum TenantStreams::ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes) {
-  auto [it, created] = rate_keys_.try_emplace(hash);
+RateSum TenantStreams::ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes, bool* kept) {
+  if (kept != nullptr) *kept = true;
+  auto found = rate_keys_.find(hash);
+  if (found == rate_keys_.end() && !shared_.TakeRateKey()) {
+    // Over a bound: this call's bytes are its whole window; nothing is kept.
+    if (kept != nullptr) *kept = false;
+    return RateSum{.bytes = bytes, .populated = bytes > 0 ? 1u : 0u};
+  }
+  auto [it, created] = found != rate_keys_.end() ? std::pair(found, false) : rate_keys_.try_emplace(hash);
   RateKey& k = it->second;
   if (created) {
     k.rate_slot = AllocRateSlot();

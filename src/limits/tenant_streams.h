@@ -1,9 +1,9 @@
 // TenantStreams: one tenant's streams in one partition — the unit of counting, eviction and
 // flushing. Holds each stream's compact state, a group per ingestion policy present (its
-// ActiveCounter and stream count; the policy's id comes from the tenant's NameTable, shared
-// by its partitions, and is released when the group empties), the streams' rate rings (one
-// slab, no per-stream allocation), the tenant's rate total, and the streams changed since
-// the last flush.
+// ActiveCounter and stream count; the policy's id comes from the tenant's table, shared by
+// its partitions in TenantShared, and is released when the group empties), the streams' rate
+// rings (one slab, no per-stream allocation), the tenant's rate total, its rate keys (bounded
+// through TenantShared), and the streams changed since the last flush.
 // Not thread-safe: the owning PartitionUsage's mutex guards it.
 #pragma once
 
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "limits/active_counter.h"
-#include "limits/name_table.h"
 #include "limits/rate_ring.h"
+#include "limits/tenant_directory.h"
 #include "limits/windows.h"
 
 namespace limits {
@@ -40,8 +40,8 @@ static_assert(sizeof(StreamEntry) == 16);
 
 class TenantStreams {
  public:
-  // `policies` (the tenant's policy ids) must outlive it.
-  TenantStreams(std::string tenant, const Windows& windows, NameTable& policies);
+  // `shared` (the tenant's policy ids and rate-key count) must outlive it.
+  TenantStreams(std::string tenant, const Windows& windows, TenantShared& shared);
   ~TenantStreams();
   TenantStreams(const TenantStreams&) = delete;
   TenantStreams& operator=(const TenantStreams&) = delete;
@@ -53,9 +53,10 @@ class TenantStreams {
 
   // The id of ingestion policy `name` ("" = none) for Observe/Restore, taking a new one from
   // the tenant's table when the policy is new here; nullopt when the tenant already uses as
-  // many policies as its table holds. An id no stream ends up using is released at the next
+  // many policies as its table holds — unless `reserved` (a policy with a limit of its own,
+  // which must always be told apart). An id no stream ends up using is released at the next
   // DrainWrites or EvictBefore.
-  std::optional<PolicyId> Policy(std::string_view name);
+  std::optional<PolicyId> Policy(std::string_view name, bool reserved = false);
   std::string_view PolicyName(PolicyId id) const;
 
   StreamEntry* Find(uint64_t hash);
@@ -104,8 +105,10 @@ class TenantStreams {
   // Rates of hashes that are not streams (UpdateRates callers send segmentation keys, as
   // Loki's store answers them): records `bytes` at now_s and returns the key's rate window.
   // In memory only, never counted by limits, forgotten once its buckets leave the rate
-  // window (EvictBefore). Its bytes count in the tenant's rate.
-  RateSum ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes);
+  // window (EvictBefore). Its bytes count in the tenant's rate. A new key over the tenant's
+  // or the node's bound (TenantShared) is answered with this call's bytes alone and not kept
+  // (*kept false).
+  RateSum ObserveRateKey(uint64_t hash, uint32_t now_s, uint64_t bytes, bool* kept = nullptr);
   size_t rate_keys() const { return rate_keys_.size(); }
 
   // Bytes over the rate window of one stream, and of the whole tenant in this partition.
@@ -198,7 +201,7 @@ class TenantStreams {
   const std::string tenant_;
   const Windows windows_;
   const uint32_t n_;  // rate buckets
-  NameTable& policies_;
+  TenantShared& shared_;
   absl::flat_hash_map<uint64_t, StreamEntry> streams_;
   std::vector<Group> groups_;  // a tenant uses few policies
   struct RateKey {

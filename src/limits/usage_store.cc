@@ -36,6 +36,12 @@ Status CheckOptions(const UsageStoreOptions& o) {
   if (o.max_policies_per_tenant == 0 || o.max_policies_per_tenant > kMaxPoliciesPerTenant) {
     return Status::InvalidArgument("max_policies_per_tenant must be in 1.." + std::to_string(kMaxPoliciesPerTenant));
   }
+  if (o.max_tenants == 0 || o.max_tenants > kMaxTenants) {
+    return Status::InvalidArgument("max_tenants must be in 1.." + std::to_string(kMaxTenants));
+  }
+  if (o.max_rate_keys_per_tenant == 0 || o.max_rate_keys == 0) {
+    return Status::InvalidArgument("max_rate_keys_per_tenant and max_rate_keys must be positive");
+  }
   if (o.clock == nullptr) return Status::InvalidArgument("no clock");
   return Status::OK();
 }
@@ -43,7 +49,12 @@ Status CheckOptions(const UsageStoreOptions& o) {
 }  // namespace
 
 UsageStore::UsageStore(storage::Db& db, const UsageStoreOptions& options)
-    : db_(db), options_(options), directory_(kMaxTenants, options.max_policies_per_tenant),
+    : db_(db),
+      options_(options),
+      directory_(TenantBounds{.max_tenants = options.max_tenants,
+                              .max_policies_per_tenant = options.max_policies_per_tenant,
+                              .max_rate_keys_per_tenant = options.max_rate_keys_per_tenant,
+                              .max_rate_keys = options.max_rate_keys}),
       flush_batch_(db) {
   partitions_.reserve(static_cast<size_t>(options.num_partitions));
   for (int32_t p = 0; p < options.num_partitions; ++p) {
@@ -112,6 +123,7 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
   worker();
   for (auto& t : pool) t.join();
   RETURN_IF_ERROR(error);
+  RETURN_IF_ERROR(store->ReplayAdmissions(&stats));
 
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   log::Info("store", "loaded usage from disk")
@@ -119,8 +131,61 @@ Result<std::unique_ptr<UsageStore>> UsageStore::Open(storage::Db& db, const Usag
       .Kv("streams", stats.streams)
       .Kv("expired_rows", stats.expired_rows)
       .Kv("undecodable_rows", stats.undecodable_rows)
+      .Kv("admissions_replayed", stats.admissions_replayed)
       .Kv("seconds", secs);
   return store;
+}
+
+Status UsageStore::ReplayAdmissions(LoadStats* stats) {
+  ASSIGN_OR_RETURN(admissions_, storage::AdmissionLog::Open(db_.path() + "/admissions", options_.read_only));
+  const int64_t cutoff = options_.windows.ActiveCutoff(NowSeconds());
+  storage::AdmissionLogStats read;
+  Status s = admissions_->Read(
+      [&](const storage::AdmittedStream& a) {
+        PartitionUsage* pu = Partition(a.partition);
+        // A partition without data now was dropped after the admission: nothing to restore.
+        if (pu == nullptr || !pu->present || static_cast<int64_t>(a.seen_s) < cutoff) return;
+        if (a.stream_hash % static_cast<uint64_t>(options_.num_partitions) != static_cast<uint64_t>(a.partition)) return;
+        std::lock_guard lock(pu->mu());
+        TenantId tid = 0;
+        TenantStreams* ts = pu->FindOrCreate(a.tenant, &tid);
+        if (ts == nullptr) return;
+        const PolicyId pid = PolicyIdFor(*ts, a.policy);
+        // Idempotent: a row (or an earlier entry) at least as new leaves the stream as it is.
+        ts->Observe(a.stream_hash, pid, a.seen_s, 0, /*persist=*/!options_.read_only);
+        if (!options_.read_only) pu->QueueForFlush(tid, *ts);
+        ++stats->admissions_replayed;
+      },
+      &read);
+  RETURN_IF_ERROR(s);
+  stats->admission_log_corrupt = read.corrupt_records;
+  if (read.corrupt_records > 0) {
+    log::Warn("store", "the admission log ends in a torn or corrupt record; what it held before that was applied")
+        .Kv("records", read.corrupt_records);
+  }
+  return Status::OK();
+}
+
+std::optional<PolicyId> UsageStore::KeepPolicy(TenantStreams& ts, std::string_view name) {
+  if (std::optional<PolicyId> id = ts.Policy(name)) return id;
+  // The table is full: only a name with a limit of its own still gets an id.
+  if (options_.own_limit && options_.own_limit(ts.tenant(), name)) return ts.Policy(name, /*reserved=*/true);
+  return std::nullopt;
+}
+
+PolicyId UsageStore::PolicyIdFor(TenantStreams& ts, std::string_view name) {
+  if (std::optional<PolicyId> id = KeepPolicy(ts, name)) return *id;
+  ignored_policies_.Add(PolicyNameCheck::kBeyondCap);
+  NoteIgnoredPolicy(ts.tenant(), PolicyNameCheck::kBeyondCap);
+  return *ts.Policy("");  // "" always has an id (TenantShared)
+}
+
+void UsageStore::Fail(const Status& s) {
+  std::lock_guard lock(flush_mu_);
+  if (!failed_.ok()) return;
+  failed_ = s.Prefixed("usage store write failed; refusing updates until restart");
+  failed_since_ms_.store(options_.clock->NowMillis(), std::memory_order_relaxed);
+  log::Error("store", "write failed").Kv("error", s.ToString());
 }
 
 Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp,
@@ -154,16 +219,12 @@ Status UsageStore::LoadPartition(int32_t partition, const std::optional<storage:
       ++corrupt;
       return true;
     }
-    std::optional<PolicyId> pid = ts->Policy(row.policy);
+    std::optional<PolicyId> pid = KeepPolicy(*ts, row.policy);
     if (!pid) {
       // More policies than the tenant may have (the cap was lowered): count the stream, under
       // no policy, rather than lose it.
       ++stats->policy_overflow_rows;
       pid = ts->Policy("");
-      if (!pid) {
-        ++corrupt;
-        return true;
-      }
     }
     // Rates kept in another bucket size cannot be mapped onto ours; they expire in minutes.
     const size_t rate_count = row.bucket_s == bucket_s ? row.rate_bytes.size() : 0;
@@ -263,6 +324,7 @@ Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> recor
     TenantId tid;
     std::string_view policy;
     std::optional<PolicyId> pid;  // of `policy`, once resolved
+    PolicyNameCheck ignored = PolicyNameCheck::kKept;  // why `policy` counts under no policy
   };
   std::vector<Tenant> tenants;
   absl::flat_hash_map<std::string_view, size_t> tenant_index;
@@ -271,7 +333,7 @@ Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> recor
       ++stats->already_applied;
       return -1;
     }
-    if (!ValidTenant(r.tenant) || r.policy.size() > kMaxPolicyLength || r.timestamp_ms < 0) {
+    if (!ValidTenant(r.tenant) || r.timestamp_ms < 0) {
       ++stats->invalid;
       return -1;
     }
@@ -288,7 +350,7 @@ Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> recor
         ++stats->invalid;
         return -1;
       }
-      tenants.push_back(Tenant{.ts = ts, .tid = tid, .policy = {}, .pid = std::nullopt});
+      tenants.push_back(Tenant{.ts = ts, .tid = tid, .policy = {}, .pid = std::nullopt, .ignored = {}});
     }
     return static_cast<int>(it->second);
   };
@@ -309,19 +371,22 @@ Status UsageStore::ApplyLocked(PartitionUsage& pu, std::span<const Record> recor
     const Record& r = records[i];
     Tenant& tenant = tenants[static_cast<size_t>(t)];
     if (!tenant.pid || r.policy != tenant.policy) {
-      std::optional<PolicyId> id = tenant.ts->Policy(r.policy);
+      // A name not kept (policy_names.h) counts the stream under no policy rather than not
+      // at all, as requests do.
+      tenant.policy = r.policy;
+      tenant.ignored = CheckPolicyName(r.policy);
+      const std::string_view name = tenant.ignored == PolicyNameCheck::kKept ? r.policy : std::string_view();
+      std::optional<PolicyId> id = KeepPolicy(*tenant.ts, name);
       if (!id) {
-        // The tenant uses as many policies as it may: count the stream under no policy
-        // rather than not at all (synchronous requests reject such a stream instead).
-        ++stats->policy_overflow;
+        tenant.ignored = PolicyNameCheck::kBeyondCap;
         id = tenant.ts->Policy("");
-        if (!id) {
-          ++stats->invalid;
-          continue;
-        }
       }
       tenant.pid = id;
-      tenant.policy = r.policy;
+      if (tenant.ignored != PolicyNameCheck::kKept) NoteIgnoredPolicy(r.tenant, tenant.ignored);
+    }
+    if (tenant.ignored != PolicyNameCheck::kKept) {
+      ++stats->policy_overflow;
+      ignored_policies_.Add(tenant.ignored);
     }
     const int64_t seen = std::min(r.timestamp_ms / 1000, now_s);  // a clock ahead of ours counts as now
     tenant.ts->Observe(r.stream_hash, *tenant.pid, static_cast<uint32_t>(seen), r.bytes);
@@ -350,7 +415,15 @@ Status UsageStore::Flush() {
     flushing_ = true;
     const uint64_t target = flush_requested_;
     lock.unlock();
+    // Every admission logged before the rotation changed memory before the collection below:
+    // once its rows are written, the sealed files hold nothing the rows lack.
+    const std::optional<uint64_t> sealed = admissions_->Rotate();
     Status s = WritePending();
+    if (s.ok() && sealed) {
+      if (Status t = admissions_->Trim(*sealed); !t.ok()) {
+        log::Warn("store", "cannot delete admission-log files the flush covered").Kv("error", t.ToString());
+      }
+    }
     lock.lock();
     flushing_ = false;
     if (s.ok()) {
@@ -430,19 +503,42 @@ Status UsageStore::Exclusive(const std::function<Status()>& fn) {
 
 // --- serving -----------------------------------------------------------------------------
 
-void UsageStore::NotePolicyOverflow(std::string_view tenant) {
-  policy_rejections_.fetch_add(1, std::memory_order_relaxed);
-  const int64_t now = options_.clock->NowMillis();
-  std::lock_guard lock(overflow_log_mu_);
-  if (overflow_logged_ms_.size() > 1000) {
-    absl::erase_if(overflow_logged_ms_, [&](const auto& e) { return now - e.second >= 60'000; });
+namespace {
+// Whether a notice keyed `key` was logged less than a minute ago; notes it now otherwise.
+bool Recently(absl::flat_hash_map<std::string, int64_t>& noticed, const std::string& key, int64_t now_ms) {
+  constexpr int64_t kMinute = 60'000;
+  if (noticed.size() > 1000) absl::erase_if(noticed, [&](const auto& e) { return now_ms - e.second >= kMinute; });
+  auto [it, fresh] = noticed.try_emplace(key, now_ms);
+  if (!fresh && now_ms - it->second < kMinute) return true;
+  it->second = now_ms;
+  return false;
+}
+}  // namespace
+
+void UsageStore::NoteIgnoredPolicy(std::string_view tenant, PolicyNameCheck why) {
+  const char* label = PolicyNameCheckLabel(why);
+  {
+    std::lock_guard lock(notice_mu_);
+    if (Recently(noticed_ms_, std::string("policy/") + label + "/" + std::string(tenant), options_.clock->NowMillis())) {
+      return;
+    }
   }
-  auto [it, fresh] = overflow_logged_ms_.try_emplace(std::string(tenant), now);
-  if (!fresh && now - it->second < 60'000) return;
-  it->second = now;
-  log::Warn("store", "rejecting streams of a new ingestion policy: the tenant uses as many policies as it may")
+  log::Warn("store", "ingestion policy name not kept: its streams count under no policy (the default bucket)")
       .Kv("tenant", tenant)
+      .Kv("reason", label)
       .Kv("max_policies_per_tenant", options_.max_policies_per_tenant);
+}
+
+void UsageStore::NoteBound(const char* bound, std::string_view tenant) {
+  {
+    std::lock_guard lock(notice_mu_);
+    if (Recently(noticed_ms_, std::string("bound/") + bound, options_.clock->NowMillis())) return;
+  }
+  log::Line line = log::Warn("store", "a memory bound refused to store what a client sent: answered, not stored");
+  line.Kv("bound", bound).Kv("tenant", tenant).Kv("tenants", directory_.size());
+  line.Kv("max_tenants", directory_.max_tenants()).Kv("rate_keys", directory_.rate_keys().held());
+  line.Kv("max_rate_keys_per_tenant", directory_.rate_keys().per_tenant());
+  line.Kv("max_rate_keys", directory_.rate_keys().per_node());
 }
 
 // Look-ups in stages, each started for every partition (or stream) before the next reads
@@ -473,18 +569,39 @@ void UsageStore::CountPoolLocked(Admission& admission, const TenantKey& key, std
 Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams,
                               const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
                               Wait wait) {
+  const int64_t now_s = NowSeconds();
+  RETURN_IF_ERROR(UpdateCondLocked(tenant, streams, limits, serving, out, wait, now_s));
+  if (out->admitted.empty()) return Status::OK();
+  // The admissions are durable against a process crash before the caller answers; the locks
+  // are released by now (the write is not in anyone's way).
+  std::vector<storage::AdmittedStream> entries;
+  entries.reserve(out->admitted.size());
+  for (const UpdateCondResult::Admitted& a : out->admitted) {
+    const uint64_t hash = streams[a.index].stream_hash;
+    entries.push_back({.partition = static_cast<int32_t>(hash % static_cast<uint64_t>(options_.num_partitions)),
+                       .tenant = tenant,
+                       .stream_hash = hash,
+                       .policy = a.policy,
+                       .seen_s = static_cast<uint32_t>(now_s)});
+  }
+  if (Status s = admissions_->Append(entries); !s.ok()) {
+    // Memory holds admissions a crash would lose: as with a failed row write, stop here.
+    Fail(s);
+    return s;
+  }
+  return Status::OK();
+}
+
+Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const StreamUpdate> streams,
+                                    const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
+                                    Wait wait, int64_t now_s) {
   out->verdicts.assign(streams.size(), Verdict::kNotServed);
   out->to_produce.clear();
+  out->admitted.clear();
   if (!ValidTenant(tenant)) {
     return Status::InvalidArgument("tenant must be 1 to " + std::to_string(storage::kMaxTenantLength) + " bytes");
   }
-  for (const StreamUpdate& s : streams) {
-    if (s.policy.size() > kMaxPolicyLength) {
-      return Status::InvalidArgument("ingestion policy longer than " + std::to_string(kMaxPolicyLength) + " bytes");
-    }
-  }
   RETURN_IF_ERROR(CheckHealthy());
-  const int64_t now_s = NowSeconds();
   const int64_t cutoff = options_.windows.ActiveCutoff(now_s);
 
   // The streams by partition (then by position in the request); runs of the served ones.
@@ -512,6 +629,20 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
   auto index_of = [&](size_t k) { return static_cast<uint32_t>(order[k]); };
 
   Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
+  // Each stream's policy as the node counts it: a name not kept (over-long, not UTF-8) is
+  // no policy, so a client's header can fail nothing (policy_names.h). Counted once the
+  // answer stands (a call that would wait is run again).
+  std::vector<std::string_view> policies(streams.size());
+  std::array<uint64_t, kPolicyNameChecks> ignored{};
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const PolicyNameCheck c = CheckPolicyName(streams[i].policy);
+    if (c == PolicyNameCheck::kKept) {
+      policies[i] = streams[i].policy;
+    } else {
+      ++ignored[static_cast<size_t>(c)];
+      if (ignored[static_cast<size_t>(c)] == 1) NoteIgnoredPolicy(tenant, c);
+    }
+  }
   const bool may_wait = wait == Wait::kMay;
   // Without waiting, locks another request holds (for microseconds) are worth a short spin;
   // the consumer's, flusher's or evictor's holds (up to milliseconds) are not.
@@ -542,20 +673,27 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     RETURN_IF_ERROR(EnsurePresentLocked(*pu));
   }
 
-  // Does any stream need the tenant's pool counted (a new stream in a limited bucket)?
+  // Does any stream need the tenant's pool counted: a new stream, or a known one changing
+  // bucket, into a limited bucket?
   std::vector<TenantStreams*> ts(runs.size());
   FindTenantLocked(run_pus, key, ts);
   for (size_t r = 0; r < runs.size(); ++r) {
     if (ts[r] == nullptr) continue;
     for (size_t k = runs[r].begin; k < runs[r].end; ++k) ts[r]->Prefetch(streams[index_of(k)].stream_hash);
   }
+  constexpr size_t kNoBucket = SIZE_MAX;
+  // The bucket a known active stream counts in now, kNoBucket for one that needs admission.
+  auto bucket_now = [&](TenantStreams* t, const StreamEntry* e) {
+    if (e == nullptr || static_cast<int64_t>(e->last_seen_s) < cutoff) return kNoBucket;
+    return admission.BucketOf(t->PolicyName(e->policy));
+  };
   bool count = false;
   for (size_t r = 0; r < runs.size() && !count; ++r) {
     for (size_t k = runs[r].begin; k < runs[r].end && !count; ++k) {
-      const StreamUpdate& s = streams[index_of(k)];
-      const StreamEntry* e = ts[r] ? ts[r]->Find(s.stream_hash) : nullptr;
-      const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
-      count = !active && admission.Limited(admission.BucketOf(s.policy));
+      const uint32_t i = index_of(k);
+      const size_t to = admission.BucketOf(policies[i]);
+      const size_t from = ts[r] ? bucket_now(ts[r], ts[r]->Find(streams[i].stream_hash)) : kNoBucket;
+      count = from != to && admission.Limited(to);
     }
   }
   if (count) {
@@ -580,6 +718,10 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     CountPoolLocked(admission, key, pool, cutoff);
   }
 
+  // The answer stands from here on.
+  for (size_t c = 0; c < kPolicyNameChecks; ++c) {
+    if (ignored[c] > 0) ignored_policies_.Add(static_cast<PolicyNameCheck>(c), ignored[c]);
+  }
   for (size_t r = 0; r < runs.size(); ++r) {
     PartitionUsage& pu = *run_pus[r];
     TenantId tid = 0;
@@ -588,45 +730,62 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
     for (size_t k = runs[r].begin; k < runs[r].end; ++k) {
       const uint32_t i = index_of(k);
       const StreamUpdate& s = streams[i];
+      const std::string_view policy = policies[i];
       StreamEntry* e = t ? t->Find(s.stream_hash) : nullptr;
-      const bool active = e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff;
+      const size_t from = t ? bucket_now(t, e) : kNoBucket;
+      const size_t to = admission.BucketOf(policy);
       if (t == nullptr) {
         t = pu.FindOrCreate(key, &tid);
-        if (t == nullptr) return Status::Unavailable("too many tenants on this node");
+        if (t == nullptr) {
+          // The node holds as many tenants as it may: nothing of this one is stored. A limit
+          // cannot be kept without its count, so a limited stream is rejected (never
+          // silently accepted); an unlimited one has nothing to count.
+          out->verdicts[i] = admission.Limited(to) ? Verdict::kTenantsFull : Verdict::kAccepted;
+          NoteBound("max_tenants", tenant);
+          continue;
+        }
         created = true;
         key.hint = tid;
       }
-      std::optional<PolicyId> pid = t->Policy(s.policy);
-      if (!pid && active) pid = e->policy;  // a known stream keeps counting under its policy
-      if (!pid) {
-        out->verdicts[i] = Verdict::kTooManyPolicies;
-        NotePolicyOverflow(tenant);
-        continue;
-      }
-      if (!active && !admission.TryAdmit(admission.BucketOf(s.policy))) {
+      // A new (or expired) stream, or a known one moving into another bucket, is admitted
+      // there like a new stream; a move within a bucket (another policy without a limit of
+      // its own) is not.
+      const bool admit = from != to;
+      if (admit && !admission.TryAdmit(to)) {
         out->verdicts[i] = Verdict::kMaxStreams;
         continue;
+      }
+      if (admit && from != kNoBucket) admission.Release(from);
+      std::optional<PolicyId> pid = t->Policy(policy, admission.OwnBucket(policy));
+      std::string_view kept = policy;
+      if (!pid) {
+        // Beyond the tenant's names and without a limit of its own: its bucket is the
+        // default one either way.
+        ignored_policies_.Add(PolicyNameCheck::kBeyondCap);
+        NoteIgnoredPolicy(tenant, PolicyNameCheck::kBeyondCap);
+        pid = t->Policy("");
+        kept = {};
       }
       // A refresh of a known stream under its policy is not written by itself: its row is
       // rewritten when the stream is next due to be produced (at least every produce
       // interval while requests keep coming), which is also what its record on the topic
       // would restore after a crash. Writing every refresh made each flush rewrite every
       // stream requested in the last second (ARCHITECTURE.md, "Serving without a write").
-      const bool persist = !active || e->policy != *pid;
+      const bool persist = from == kNoBucket || e->policy != *pid;
       StreamEntry& entry = t->Observe(s.stream_hash, *pid, static_cast<uint32_t>(now_s), 0, persist);
-      if (options_.windows.ProduceDue(s.stream_hash, entry.last_produced_s, now_s)) {
+      // An admission is produced at once, a move included, so other zones count the stream
+      // in its new bucket too.
+      if (admit || options_.windows.ProduceDue(s.stream_hash, entry.last_produced_s, now_s)) {
         t->SetLastProduced(entry, s.stream_hash, static_cast<uint32_t>(now_s));
         out->to_produce.push_back(i);
       }
+      if (admit) out->admitted.push_back({.index = i, .policy = kept});
       if (t->HasPendingWrites()) pu.QueueForFlush(tid, *t);
       out->verdicts[i] = Verdict::kAccepted;
     }
     if (created) pu.EraseIfEmpty(key, tid);  // every new stream rejected: forget the tenant here again
   }
   std::sort(out->to_produce.begin(), out->to_produce.end());
-  // No write here: the changes are persisted by the consumer's next flush, and an accepted
-  // stream's record on the topic restores it after a crash (ARCHITECTURE.md, "Serving
-  // without a write per request").
   return Status::OK();
 }
 
@@ -650,7 +809,12 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
     std::lock_guard lock(pu.mu().stripe(key.stripe));
     TenantId tid = 0;
     TenantStreams* ts = pu.FindOrCreate(key, &tid);
-    if (ts == nullptr) return Status::Unavailable("too many tenants on this node");
+    if (ts == nullptr) {
+      // A new tenant the node has no room for: answered with the bytes of this call alone.
+      NoteBound("max_tenants", tenant);
+      out->push_back({s.stream_hash, rate_of(RateSum{.bytes = s.bytes, .populated = s.bytes > 0 ? 1u : 0u})});
+      continue;
+    }
     key.hint = tid;
     StreamEntry* e = ts->Find(s.stream_hash);
     if (e != nullptr && static_cast<int64_t>(e->last_seen_s) >= cutoff) {
@@ -658,9 +822,17 @@ Status UsageStore::UpdateRates(std::string_view tenant, std::span<const StreamUp
       StreamEntry& entry = ts->Observe(s.stream_hash, e->policy, static_cast<uint32_t>(now_s), s.bytes);
       pu.QueueForFlush(tid, *ts);
       out->push_back({s.stream_hash, rate_of(ts->StreamRate(entry, now_s))});
-    } else {
-      // Not a stream (a segmentation key, or a stream this node does not count): a rate only.
-      out->push_back({s.stream_hash, rate_of(ts->ObserveRateKey(s.stream_hash, static_cast<uint32_t>(now_s), s.bytes))});
+      continue;
+    }
+    // Not a stream (a segmentation key, or a stream this node does not count): a rate only,
+    // kept within the rate-key bounds.
+    bool kept = true;
+    const RateSum sum = ts->ObserveRateKey(s.stream_hash, static_cast<uint32_t>(now_s), s.bytes, &kept);
+    out->push_back({s.stream_hash, rate_of(sum)});
+    if (!kept) {
+      const RateKeyBudget& budget = directory_.rate_keys();
+      NoteBound(budget.held() >= budget.per_node() ? "max_rate_keys" : "max_rate_keys_per_tenant", tenant);
+      pu.EraseIfEmpty(key, tid);  // a tenant created for this key alone holds nothing
     }
   }
   return Status::OK();

@@ -34,9 +34,11 @@
 #include "limits/admission.h"
 #include "limits/partition_set.h"
 #include "limits/partition_usage.h"
+#include "limits/policy_names.h"
 #include "limits/tenant_directory.h"
 #include "limits/tenant_limits.h"
 #include "limits/windows.h"
+#include "storage/admission_log.h"
 #include "storage/checkpoint.h"
 #include "storage/codec.h"
 #include "storage/db.h"
@@ -57,8 +59,8 @@ struct ApplyStats {
   uint64_t applied = 0;
   uint64_t already_applied = 0;  // offset below the checkpoint: re-delivery, skipped
   uint64_t outside_window = 0;   // older than the active window: nothing to keep
-  uint64_t invalid = 0;          // bad tenant or policy: counted and skipped
-  uint64_t policy_overflow = 0;  // a new policy beyond the tenant's cap: counted under no policy
+  uint64_t invalid = 0;          // bad tenant (or a tenant the node has no room for): counted and skipped
+  uint64_t policy_overflow = 0;  // a policy name not kept (policy_names.h): counted under no policy
 };
 
 // One stream of a synchronous request (ExceedsLimits).
@@ -75,14 +77,21 @@ enum class Wait : bool { kMay, kNever };
 
 enum class Verdict : uint8_t {
   kAccepted,
-  kMaxStreams,  // a new stream beyond the tenant's (or its policy's) stream limit
+  kMaxStreams,  // a new stream (or one changing bucket) beyond its bucket's stream limit
   kNotServed,   // its partition is not in the serving set
-  kTooManyPolicies,  // a new ingestion policy of a tenant that uses as many as it may
+  kTenantsFull,  // a limited stream of a new tenant the node has no room for (max_tenants)
 };
 
 struct UpdateCondResult {
   std::vector<Verdict> verdicts;  // one per input stream, in input order
   std::vector<uint32_t> to_produce;  // indices of accepted streams due to be produced now
+  // Streams admitted (new, revived or moved into another bucket), written to the admission
+  // log before UpdateCond returns: index, and the policy as stored ("" when not kept).
+  struct Admitted {
+    uint32_t index = 0;
+    std::string_view policy;
+  };
+  std::vector<Admitted> admitted;
 };
 
 // Counts of one tenant, summed over a set of partitions.
@@ -93,11 +102,11 @@ struct TenantUsage {
   uint64_t rate_window_bytes = 0;  // bytes in the rate window's buckets
 };
 
-// Longest tenant and ingestion policy the store keeps (a row's key holds the tenant with a
-// one-byte length; Loki's tenant ids are at most 150 bytes).
+// Longest tenant the store keeps (a row's key holds the tenant with a one-byte length; Loki's
+// tenant ids are at most 150 bytes). Ingestion policies: policy_names.h.
 inline constexpr size_t kMaxTenantLength = storage::kMaxTenantLength;
-inline constexpr size_t kMaxPolicyLength = 255;
-// Ingestion policies one tenant may use at once (a stream stores its policy in 16 bits).
+// Ingestion policies one tenant may name at once (a stream stores its policy in 16 bits);
+// policies with a limit of their own always have a name besides these.
 inline constexpr uint32_t kMaxPoliciesPerTenant = 65535;
 inline constexpr uint32_t kDefaultMaxPoliciesPerTenant = 1000;
 
@@ -112,9 +121,19 @@ struct TenantTotals {
 struct UsageStoreOptions {
   int32_t num_partitions = 64;
   Windows windows;
-  // Distinct ingestion policies one tenant may use; a new one beyond it is rejected for that
-  // tenant only (kTooManyPolicies), never for the others.
+  // Distinct ingestion-policy names one tenant may have on the node; streams of a name beyond
+  // it are counted under no policy (the default bucket), unless the name has a limit of its
+  // own (own_limit), which is always kept.
   uint32_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant;
+  // What clients can make the node hold (tenant_directory.h): tenants, and rate keys per
+  // tenant and in all. What is over a bound is answered, not stored.
+  uint32_t max_tenants = TenantBounds{}.max_tenants;
+  uint32_t max_rate_keys_per_tenant = TenantBounds{}.max_rate_keys_per_tenant;
+  uint64_t max_rate_keys = TenantBounds{}.max_rate_keys;
+  // Whether a tenant's policy has a limit of its own (its streams count in a bucket of their
+  // own, so its name must be kept); consulted for consumed records when the tenant's policy
+  // table is full. Unset: no policy has one.
+  std::function<bool(std::string_view tenant, std::string_view policy)> own_limit;
   const Clock* clock = &Clock::System();  // must outlive the store
   // Load only (inspection tools on a secondary Db): nothing is deleted at open, and every
   // update fails with kFailedPrecondition.
@@ -128,6 +147,8 @@ struct LoadStats {
   uint64_t expired_rows = 0;         // outside the active window: skipped (and deleted unless read-only)
   uint64_t undecodable_rows = 0;     // skipped and left on disk
   uint64_t policy_overflow_rows = 0;  // more policies than a tenant may have: loaded under no policy
+  uint64_t admissions_replayed = 0;  // admission-log entries applied (admitted, not yet flushed, before a crash)
+  uint64_t admission_log_corrupt = 0;  // torn or corrupt admission-log records (the rest of their file skipped)
   uint64_t orphan_checkpoints = 0;   // checkpoint without column family (deleted unless read-only)
   std::vector<int32_t> corrupt_checkpoints;  // undecodable: loaded as if absent (the node drops such data)
   std::vector<int32_t> without_checkpoint;  // column families with no checkpoint
@@ -165,13 +186,18 @@ class UsageStore {
   // --- serving -------------------------------------------------------------------------
   // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted
   // over the `serving` partitions (admission.h), updates the accepted ones as seen now,
-  // picks those due to be produced (at most once per produce interval). Memory only: the next
-  // Flush() persists the changes (the caller's record on the topic covers a crash before it).
+  // picks those due to be produced (at most once per produce interval; an admission always).
+  // A stream's policy name counts as given unless it is not kept (policy_names.h): then
+  // under no policy. A stream that changes bucket is admitted into its new one. What was
+  // admitted is in the admission log before this returns (a process crash after the answer
+  // loses none of it); refreshes wait for the next Flush().
   // Bytes are not recorded in rate buckets here (UpdateRates does that, as in Loki), so a
   // client reporting a push through both does not count it twice.
   // Streams whose partition is not in `serving` get kNotServed and change nothing; a
-  // serving partition without a column family gets one. With Wait::kNever, a busy lock (or a
-  // column family to create) is kWouldBlock, with nothing changed.
+  // serving partition without a column family gets one. A new tenant the node has no room
+  // for (max_tenants) is not stored: its limited streams get kTenantsFull, unlimited ones are
+  // accepted. With Wait::kNever, a busy lock (or a column family to create) is kWouldBlock,
+  // with nothing changed.
   Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
                     const PartitionSet& serving, UpdateCondResult* out, Wait wait = Wait::kMay);
 
@@ -181,7 +207,8 @@ class UsageStore {
   // the next flush, not before returning); any other hash (callers send segmentation keys)
   // gets a rate entry in memory that limits never count — UpdateRates never creates a
   // stream, which is ExceedsLimits' admission. Hashes of partitions not in `serving` are
-  // skipped.
+  // skipped. A rate key over its bound (max_rate_keys_per_tenant, max_rate_keys) or of a
+  // tenant the node has no room for is answered with its bytes alone and not kept.
   struct StreamRate {
     uint64_t stream_hash = 0;
     uint64_t bytes_per_s = 0;
@@ -226,9 +253,12 @@ class UsageStore {
   void ForEachTenant(const PartitionSet& served, const TenantTotalsFn& fn);
   // Tenants known to the node (with streams in some partition).
   size_t num_tenants() const { return directory_.size(); }
-  // Streams of a tenant's new ingestion policy rejected because the tenant uses as many as
-  // it may (UpdateCond), by tenant; logged once per tenant and minute.
-  uint64_t policy_rejections() const { return policy_rejections_.load(std::memory_order_relaxed); }
+  // The bounds on what clients can make the node hold, and their refusals.
+  const TenantDirectory& directory() const { return directory_; }
+  // Streams counted under no policy because their policy's name was not kept, by why.
+  const IgnoredPolicies& ignored_policies() const { return ignored_policies_; }
+  // Requests whose admissions this process wrote to the admission log.
+  uint64_t admissions_logged() const { return admissions_ ? admissions_->appended_records() : 0; }
   // Active streams of a tenant's policy in one partition ("" = no policy).
   uint64_t ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy);
   uint64_t TotalStreams();
@@ -253,6 +283,17 @@ class UsageStore {
   Status LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, LoadStats* stats);
   Status ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset, int64_t now_s,
                      ApplyStats* stats);
+  Status UpdateCondLocked(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
+                          const PartitionSet& serving, UpdateCondResult* out, Wait wait, int64_t now_s);
+  // Applies what the admission log holds from before a crash (at Open).
+  Status ReplayAdmissions(LoadStats* stats);
+  // The id of a kept policy name for a stream of `ts`: a new name gets one while the tenant's
+  // table has room, or when it has a limit of its own (options_.own_limit); else nullopt.
+  std::optional<PolicyId> KeepPolicy(TenantStreams& ts, std::string_view name);
+  // Same, falling back to no policy's id (counted and logged as beyond the cap).
+  PolicyId PolicyIdFor(TenantStreams& ts, std::string_view name);
+  // The store fails (sticky): updates are refused until a restart.
+  void Fail(const Status& s);
   Status EnsurePresentLocked(PartitionUsage& pu);
   Status WritePending();
   // Runs fn with no flush running and none starting (group-commit leadership).
@@ -262,16 +303,20 @@ class UsageStore {
   void FindTenantLocked(std::span<PartitionUsage* const> pus, const TenantKey& key, std::span<TenantStreams*> out);
   void CountPoolLocked(Admission& admission, const TenantKey& key, std::span<PartitionUsage* const> pool,
                        int64_t cutoff_s);
-  void NotePolicyOverflow(std::string_view tenant);
+  // Logs a policy name not kept (at most once a minute per tenant and reason).
+  void NoteIgnoredPolicy(std::string_view tenant, PolicyNameCheck why);
+  // Logs a bound that refused something (at most once a minute per bound).
+  void NoteBound(const char* bound, std::string_view tenant);
   PartitionUsage* Partition(int32_t partition);
   int64_t NowSeconds() const { return options_.clock->NowMillis() / 1000; }
 
   storage::Db& db_;
   const UsageStoreOptions options_;
   TenantDirectory directory_;
-  std::atomic<uint64_t> policy_rejections_{0};
-  std::mutex overflow_log_mu_;
-  absl::flat_hash_map<std::string, int64_t> overflow_logged_ms_;  // GUARDED_BY(overflow_log_mu_)
+  IgnoredPolicies ignored_policies_;
+  std::mutex notice_mu_;
+  absl::flat_hash_map<std::string, int64_t> noticed_ms_;  // GUARDED_BY(notice_mu_); log lines' last times
+  std::unique_ptr<storage::AdmissionLog> admissions_;  // absent only if Open failed before it
   std::vector<std::unique_ptr<PartitionUsage>> partitions_;  // fixed size: num_partitions
   LoadStats load_stats_;  // written by Open only
 

@@ -205,6 +205,34 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                                      MetricType::Gauge);
   AddGauge(write_failed, store_.health().ok() ? 0.0 : 1.0);
   out.push_back(std::move(write_failed));
+
+  // What clients can make the node hold, and what they could not (tenant_directory.h).
+  const TenantDirectory& dir = store_.directory();
+  MetricFamily rate_keys = Family("limitsd_rate_keys",
+                                  "UpdateRates keys that are not streams, whose rates the node keeps.", MetricType::Gauge);
+  AddGauge(rate_keys, static_cast<double>(dir.rate_keys().held()));
+  out.push_back(std::move(rate_keys));
+  MetricFamily refusals = Family("limitsd_bound_refusals_total",
+                                 "Things a client sent that a bound kept the node from storing (answered, not stored), by "
+                                 "bound: max_tenants, max_rate_keys_per_tenant, max_rate_keys.",
+                                 MetricType::Counter);
+  AddCounter(refusals, static_cast<double>(dir.refused_tenants()), {{"bound", "max_tenants"}});
+  AddCounter(refusals, static_cast<double>(dir.rate_keys().refused_tenant()), {{"bound", "max_rate_keys_per_tenant"}});
+  AddCounter(refusals, static_cast<double>(dir.rate_keys().refused_node()), {{"bound", "max_rate_keys"}});
+  out.push_back(std::move(refusals));
+  MetricFamily ignored = Family("limitsd_policies_ignored_total",
+                                "Streams counted under no policy (the default bucket) because their policy's name was "
+                                "not kept, by reason: too_long, not_utf8, beyond_cap (max_policies_per_tenant).",
+                                MetricType::Counter);
+  for (PolicyNameCheck why : {PolicyNameCheck::kTooLong, PolicyNameCheck::kNotUtf8, PolicyNameCheck::kBeyondCap}) {
+    AddCounter(ignored, static_cast<double>(store_.ignored_policies().Of(why)), {{"reason", PolicyNameCheckLabel(why)}});
+  }
+  out.push_back(std::move(ignored));
+  MetricFamily logged = Family("limitsd_admission_log_records_total",
+                               "Requests whose admissions were written to the admission log before their answer.",
+                               MetricType::Counter);
+  AddCounter(logged, static_cast<double>(store_.admissions_logged()));
+  out.push_back(std::move(logged));
   return out;
 }
 

@@ -65,6 +65,14 @@ Status Node::StartParts() {
   }
 
   const Windows windows = WindowsOf(c.windows);
+  // Limits before the store: loading it asks which policies have a limit of their own.
+  limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
+  if (!c.limits.overrides_file.empty()) {
+    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_,
+                                                    std::chrono::seconds(2), c.limits.overrides_format);
+    RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
+  }
+
   storage::DbOptions dbo;
   dbo.path = c.store.path;
   dbo.block_cache_bytes = c.store.block_cache_bytes;
@@ -77,15 +85,17 @@ Status Node::StartParts() {
   so.num_partitions = c.kafka.num_partitions;
   so.windows = windows;
   so.max_policies_per_tenant = static_cast<uint32_t>(c.limits.max_policies_per_tenant);
+  so.max_tenants = static_cast<uint32_t>(c.limits.max_tenants);
+  so.max_rate_keys_per_tenant = static_cast<uint32_t>(c.limits.max_rate_keys_per_tenant);
+  so.max_rate_keys = static_cast<uint64_t>(c.limits.max_rate_keys);
+  // A policy's name must be kept when the overrides give it a limit of its own (read at the
+  // moment the store needs it: the overrides may be reloaded).
+  so.own_limit = [this](std::string_view tenant, std::string_view policy) {
+    return limits_->Current()->For(tenant).policy_max_streams.contains(std::string(policy));
+  };
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
   partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign, c.server.latch_readiness);
-  limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
-  if (!c.limits.overrides_file.empty()) {
-    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_,
-                                                    std::chrono::seconds(2), c.limits.overrides_format);
-    RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
-  }
   rates_ = std::make_unique<RateLimiter>();
   run_tag_ = MakeRunTag(c.node.instance_id);
 
@@ -132,14 +142,15 @@ Status Node::StartParts() {
 
   checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
                                              LimitsChecker::Options{.num_partitions = c.kafka.num_partitions,
-                                                                    .max_streams_per_request = 100'000,
                                                                     .enforce_rate = c.limits.enforce_rate});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
-  ASSIGN_OR_RETURN(grpc_, rpc::GrpcServer::Start(
-                              {.listen = c.server.grpc_listen,
-                               .in_flight = [this] { return service_->in_flight(); },
-                               .health_service_name = ::proto::IngestLimits::service_full_name()},
-                              *service_));
+  Result<std::unique_ptr<rpc::GrpcServer>> grpc = rpc::GrpcServer::Start(
+      {.listen = c.server.grpc_listen,
+       .in_flight = [this] { return service_->in_flight(); },
+       .health_service_name = ::proto::IngestLimits::service_full_name()},
+      *service_);
+  if (!grpc.ok()) return grpc.status().Prefixed("server.grpc_listen " + c.server.grpc_listen);
+  grpc_ = std::move(*grpc);
   RETURN_IF_ERROR(StartRing());
 
   collector_ = std::make_unique<NodeCollector>(*store_, *partitions_, *db_, consumer_->stats(), producer_->stats(),
@@ -164,7 +175,9 @@ Status Node::StartParts() {
                         return http::Response{200, "application/json", gossip->StatusJson()};
                       }});
   }
-  ASSIGN_OR_RETURN(http_, http::HttpServer::Start(c.server.http_listen, std::move(routes)));
+  Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(c.server.http_listen, std::move(routes));
+  if (!http.ok()) return http.status().Prefixed("server.http_listen " + c.server.http_listen);
+  http_ = std::move(*http);
   log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
   return Status::OK();
 }

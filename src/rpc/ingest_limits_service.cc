@@ -79,18 +79,15 @@ grpc::Status NotUtf8(const std::string& field, const std::string& value) {
               std::to_string(value.size()) + ")"};
 }
 
-// The streams of a request; INVALID_ARGUMENT for a policy that is not UTF-8.
-grpc::Status Streams(const google::protobuf::RepeatedPtrField<proto::server::StreamMetadata>& in,
-                     std::vector<StreamUpdate>* out) {
+// The streams of a request. A policy is taken as sent, whatever its bytes: Loki takes it from
+// the client's X-Loki-Ingestion-Policy header, so the store decides per stream what a name it
+// does not keep counts as (policy_names.h), never failing the call.
+void Streams(const google::protobuf::RepeatedPtrField<proto::server::StreamMetadata>& in,
+             std::vector<StreamUpdate>* out) {
   out->reserve(static_cast<size_t>(in.size()));
-  for (int i = 0; i < in.size(); ++i) {
-    const proto::server::StreamMetadata& s = in[i];
-    if (!IsValidUtf8(s.ingestionpolicy())) {
-      return NotUtf8("streams[" + std::to_string(i) + "].ingestionPolicy", s.ingestionpolicy());
-    }
+  for (const proto::server::StreamMetadata& s : in) {
     out->push_back({.stream_hash = s.streamhash(), .bytes = s.totalsize(), .policy = s.ingestionpolicy()});
   }
-  return grpc::Status::OK;
 }
 
 grpc::Status Unparsable(int method) {
@@ -280,7 +277,7 @@ std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::Byt
   if (!Parse(in, &request)) return Unparsable(kExceedsLimits);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
   std::vector<StreamUpdate> streams;
-  if (grpc::Status s = Streams(request.streams(), &streams); !s.ok()) return s;
+  Streams(request.streams(), &streams);
   std::vector<Rejection> rejected;
   if (Status s = checker_.ExceedsLimits(request.tenant(), streams, &rejected, wait); !s.ok()) {
     if (s.IsWouldBlock()) return std::nullopt;
@@ -310,7 +307,7 @@ grpc::Status IngestLimitsService::DoUpdateRates(const grpc::ByteBuffer& in, grpc
   if (!Parse(in, &request)) return Unparsable(kUpdateRates);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
   std::vector<StreamUpdate> streams;
-  if (grpc::Status s = Streams(request.streams(), &streams); !s.ok()) return s;
+  Streams(request.streams(), &streams);
   std::vector<UsageStore::StreamRate> rates;
   if (Status s = checker_.UpdateRates(request.tenant(), streams, &rates); !s.ok()) return ToGrpc(s);
   proto::UpdateRatesResponse response;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 
 #include "limits/usage_store.h"
@@ -16,7 +17,8 @@ struct TestStore {
   std::unique_ptr<UsageStore> store;
 
   static TestStore Open(const TempDir& dir, const Clock& clock, int32_t partitions, Windows windows = {},
-                        uint32_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant) {
+                        uint32_t max_policies_per_tenant = kDefaultMaxPoliciesPerTenant,
+                        const std::function<void(UsageStoreOptions&)>& adjust = nullptr) {
     TestStore t;
     storage::DbOptions o;
     o.path = dir.Sub("db");
@@ -33,6 +35,7 @@ struct TestStore {
     so.windows = windows;
     so.max_policies_per_tenant = max_policies_per_tenant;
     so.clock = &clock;
+    if (adjust) adjust(so);
     auto store = UsageStore::Open(*t.db, so);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (store.ok()) t.store = std::move(*store);

@@ -46,7 +46,7 @@ class LimitsCheckerTest : public ::testing::Test {
     limits_ = std::make_unique<LimitsProvider>(defaults, tenants);
     checker_ = std::make_unique<LimitsChecker>(*store_, manager_, *limits_, rates_, sink_, clock_, registry_,
                                                LimitsChecker::Options{.num_partitions = kPartitions,
-                                                                      .max_streams_per_request = 1000,
+                                                                      .slice_streams = 1000,
                                                                       .enforce_rate = true});
     for (int32_t p = 0; p < kPartitions; ++p) {
       const int64_t g = manager_.Assign(p);
@@ -158,20 +158,53 @@ TEST_F(LimitsCheckerTest, ZeroMeansUnlimitedForStreamsAndRate) {
   EXPECT_TRUE(Check("free", many, 10 << 20).empty());
 }
 
-TEST_F(LimitsCheckerTest, BadRequestsAreInvalidArguments) {
+// Only a tenant Loki never sends fails a call (dskit's ValidTenantID allows 1-150 bytes).
+TEST_F(LimitsCheckerTest, OnlyATenantLokiNeverSendsIsAnInvalidArgument) {
   std::vector<Rejection> out;
   std::vector<StreamUpdate> one = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
   EXPECT_THAT(checker_->ExceedsLimits("", one, &out).message(), HasSubstr("tenant is required"));
   EXPECT_TRUE(checker_->ExceedsLimits(std::string(256, 't'), one, &out).IsInvalidArgument());
-  std::vector<StreamUpdate> too_many(1001, {.stream_hash = 1, .bytes = 1, .policy = ""});
-  Status s = checker_->ExceedsLimits("t", too_many, &out);
-  EXPECT_TRUE(s.IsInvalidArgument());
-  EXPECT_THAT(s.message(), HasSubstr("1001 streams; at most 1000"));
-  const std::string long_policy(256, 'p');
-  std::vector<StreamUpdate> bad_policy = {{.stream_hash = 1, .bytes = 1, .policy = long_policy}};
-  EXPECT_TRUE(checker_->ExceedsLimits("t", bad_policy, &out).IsInvalidArgument());
+  EXPECT_TRUE(checker_->ExceedsLimits(std::string(150, 't'), one, &out).ok());  // Loki's longest tenant id
   std::vector<UsageStore::StreamRate> rates;
   EXPECT_TRUE(checker_->UpdateRates("", one, &rates).IsInvalidArgument());
+}
+
+// Issue 24, item 1: a policy over 255 bytes (or not UTF-8: the store's test) was a whole-call
+// INVALID_ARGUMENT, so one X-Loki-Ingestion-Policy header switched the tenant's limit off.
+// Now such a stream counts under no policy, and the call's other streams are answered.
+TEST_F(LimitsCheckerTest, Item1_AnOverlongPolicyCountsInTheDefaultBucketAndFailsNothing) {
+  const std::string long_policy(256, 'p');
+  std::vector<StreamUpdate> u;
+  for (uint64_t h = 1; h <= 6; ++h) u.push_back({.stream_hash = h, .bytes = 1, .policy = h % 2 ? long_policy : ""});
+  std::vector<Rejection> out;
+  ASSERT_TRUE(checker_->ExceedsLimits("t", u, &out).ok());
+  // The default limit is 4: two of the six are over it, whatever their policy's name.
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(store_->UsageOf("t", PartitionSet::All(kPartitions)).active_by_policy,
+            (std::map<std::string, uint64_t>{{"", 4}}));
+  // Its record carries no policy (no consumer would keep the name).
+  for (const auto& p : sink_.produced) EXPECT_EQ(p.policy, "");
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kTooLong), 3u);
+}
+
+// Issue 24, item 1: more than 100 000 streams (one large push) was a whole-call error. A
+// request is checked in slices (1000 here) and its limit is exact across them.
+TEST_F(LimitsCheckerTest, Item1_ALargeRequestIsCheckedInSlicesAndTheLimitHolds) {
+  std::vector<StreamUpdate> u;
+  for (uint64_t h = 1; h <= 2500; ++h) u.push_back({.stream_hash = h, .bytes = 1, .policy = ""});
+  std::vector<Rejection> out;
+  // Not on a thread that must not wait: a later slice could not give up cleanly.
+  EXPECT_TRUE(checker_->ExceedsLimits("t", u, &out, Wait::kNever).IsWouldBlock());
+  EXPECT_EQ(store_->UsageOf("t", PartitionSet::All(kPartitions)).active_streams, 0u);
+  ASSERT_TRUE(checker_->ExceedsLimits("t", u, &out).ok());
+  EXPECT_EQ(out.size(), 2500u - 4);  // the default limit is 4
+  EXPECT_EQ(store_->UsageOf("t", PartitionSet::All(kPartitions)).active_streams, 4u);
+  // Accepted streams anywhere in the request are produced: the first four.
+  ASSERT_EQ(sink_.produced.size(), 4u);
+  // Unlimited: every slice's streams are admitted.
+  ASSERT_TRUE(checker_->ExceedsLimits("free", u, &out).ok());
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(store_->UsageOf("free", PartitionSet::All(kPartitions)).active_streams, 2500u);
 }
 
 TEST_F(LimitsCheckerTest, UpdateRatesAnswersForReadyPartitionsOnly) {
@@ -228,7 +261,7 @@ TEST(RateLimiterTest, BucketsStartFullRefillAtTheRateAndCapAtTheBurst) {
 TEST_F(LimitsCheckerTest, RateIsNotEnforcedUnlessAskedFor) {
   LimitsChecker loki_like(*store_, manager_, *limits_, rates_, sink_, clock_, registry_,
                           LimitsChecker::Options{.num_partitions = kPartitions,
-                                                 .max_streams_per_request = 1000,
+                                                 .slice_streams = 1000,
                                                  .enforce_rate = false});
   std::vector<StreamUpdate> u;
   for (uint64_t h = 0; h < 4; ++h) u.push_back({.stream_hash = h, .bytes = 10 << 20, .policy = ""});  // 40 MiB

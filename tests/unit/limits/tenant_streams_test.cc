@@ -21,7 +21,7 @@ constexpr Windows kWindows{.active_s = 100, .rate_s = 30, .bucket_s = 10, .produ
 constexpr uint32_t kT = 1'000'000;
 
 TEST(TenantStreamsTest, ObserveCreatesCountsAndKeepsTheNewestTime) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   const PolicyId none = *ts.Policy("");
   ts.Observe(1, none, kT, 10);
@@ -34,7 +34,7 @@ TEST(TenantStreamsTest, ObserveCreatesCountsAndKeepsTheNewestTime) {
 }
 
 TEST(TenantStreamsTest, TheNewestObservationDecidesThePolicy) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   const PolicyId none = *ts.Policy(""), gold = *ts.Policy("gold");
   ts.Observe(1, none, kT, 0);
@@ -48,7 +48,7 @@ TEST(TenantStreamsTest, TheNewestObservationDecidesThePolicy) {
 
 // Issue 8, item 6: a policy no stream uses any more is forgotten, its id free again.
 TEST(TenantStreamsTest, Item6_PoliciesAreReleasedWhenNoStreamUsesThem) {
-  NameTable policies(2);
+  TenantShared policies(2);
   {
     TenantStreams ts("t", kWindows, policies);
     const PolicyId a = *ts.Policy("a");
@@ -56,16 +56,16 @@ TEST(TenantStreamsTest, Item6_PoliciesAreReleasedWhenNoStreamUsesThem) {
     EXPECT_FALSE(ts.Policy("b") && ts.Policy("c"));  // the table holds two
     ts.Observe(1, *ts.Policy("b"), kT + 1, 0);       // the stream moves to b: a is empty
     ts.DrainWrites([](uint64_t, const StreamEntry&) {}, [](uint64_t) {});
-    EXPECT_FALSE(policies.Find("a").has_value());
+    EXPECT_FALSE(policies.policies().Find("a").has_value());
     EXPECT_TRUE(ts.Policy("c").has_value());  // a's place is free again
     EXPECT_EQ(ts.EvictBefore(kT + 100), 1u);
     EXPECT_EQ(ts.num_policies(), 0u);
   }
-  EXPECT_EQ(policies.size(), 0u);
+  EXPECT_EQ(policies.policies().size(), 1u);  // "" alone, held for good
 }
 
 TEST(TenantStreamsTest, EvictBeforeRemovesAndQueuesDeletionsBeforePuts) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   const PolicyId none = *ts.Policy("");
   for (uint64_t h = 0; h < 4; ++h) ts.Observe(h, none, kT + static_cast<uint32_t>(h), 1);
@@ -90,7 +90,7 @@ TEST(TenantStreamsTest, EvictBeforeRemovesAndQueuesDeletionsBeforePuts) {
 // instead of keeping a list. Either way each changed stream is written once per drain, evicted
 // ones are deleted first, and nothing is left pending.
 TEST(TenantStreamsTest, ManyChangedStreamsAreEachWrittenOnceWithOrWithoutTheList) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   const PolicyId none = *ts.Policy("");
   auto drain = [&ts] {
@@ -127,7 +127,7 @@ TEST(TenantStreamsTest, ManyChangedStreamsAreEachWrittenOnceWithOrWithoutTheList
 }
 
 TEST(TenantStreamsTest, RestoreRebuildsCountsAndRates) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   const uint64_t rates[] = {5, 0, 7};
   ts.Restore(9, *ts.Policy("p"), kT, kT - 50, kT - kT % 10, rates, 3);
@@ -141,7 +141,7 @@ TEST(TenantStreamsTest, RestoreRebuildsCountsAndRates) {
 }
 
 TEST(TenantStreamsTest, RateSlotsAreReused) {
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", kWindows, policies);
   ts.Observe(1, *ts.Policy(""), kT, 100);
   ts.EvictBefore(kT + 1);
@@ -155,7 +155,7 @@ TEST(TenantStreamsTest, RateSlotsAreReused) {
 // minutes (the counter counts most streams by minute and rescans the cutoff's minute).
 TEST(TenantStreamsTest, CountsAndRatesAgreeWithABruteForceModel) {
   constexpr Windows w{.active_s = 600, .rate_s = 300, .bucket_s = 60, .produce_interval_s = 10};
-  NameTable policies(10);
+  TenantShared policies(10);
   TenantStreams ts("t", w, policies);
   const PolicyId ids[] = {*ts.Policy(""), *ts.Policy("gold")};
   struct Model {

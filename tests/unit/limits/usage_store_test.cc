@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
@@ -35,9 +36,10 @@ class UsageStoreTest : public ::testing::Test {
  protected:
   void SetUp() override { Open(); }
 
-  void Open(int32_t partitions = kPartitions, uint32_t max_policies = kDefaultMaxPoliciesPerTenant) {
+  void Open(int32_t partitions = kPartitions, uint32_t max_policies = kDefaultMaxPoliciesPerTenant,
+            const std::function<void(UsageStoreOptions&)>& adjust = nullptr) {
     opened_ = {};  // closes the previous store and database first
-    opened_ = testing::TestStore::Open(dir_, clock_, partitions, windows_, max_policies);
+    opened_ = testing::TestStore::Open(dir_, clock_, partitions, windows_, max_policies, adjust);
     ASSERT_TRUE(opened_.store);
     db_ = opened_.db.get();
     store_ = opened_.store.get();
@@ -245,17 +247,23 @@ TEST_F(UsageStoreTest, RecordsOutsideTheWindowOrInvalidAreCountedAndSkipped) {
       Rec("", HashIn(0, 3), 2),                          // no tenant
       Rec(std::string(256, 't'), HashIn(0, 4), 3),      // tenant too long
       Rec("a", HashIn(0, 5), 4, now + 3600'000),        // from the future: seen now
-      Rec("a", HashIn(0, 6), 5, now, std::string(256, 'p')),  // policy too long
+      Rec("a", HashIn(0, 6), 5, now, std::string(256, 'p')),  // policy too long: counted under no policy
+      Rec("a", HashIn(0, 7), 6, now, "\xff\xfe"),              // policy not UTF-8: likewise
   };
   ApplyStats stats;
-  ASSERT_TRUE(store_->Apply(0, recs, 6, &stats).ok());
-  EXPECT_EQ(stats.applied, 2u);
+  ASSERT_TRUE(store_->Apply(0, recs, 7, &stats).ok());
+  EXPECT_EQ(stats.applied, 4u);
   EXPECT_EQ(stats.outside_window, 1u);
-  EXPECT_EQ(stats.invalid, 3u);
+  EXPECT_EQ(stats.invalid, 2u);
+  EXPECT_EQ(stats.policy_overflow, 2u);
   const Rows rows = MemoryRows(0);
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(std::get<1>(rows.at({"a", HashIn(0, 5)})), clock_.NowSeconds());
-  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 6);
+  EXPECT_EQ(std::get<0>(rows.at({"a", HashIn(0, 6)})), "");
+  EXPECT_EQ(std::get<0>(rows.at({"a", HashIn(0, 7)})), "");
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kTooLong), 1u);
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kNotUtf8), 1u);
+  EXPECT_EQ(store_->CheckpointOf(0)->next_offset, 7);
 }
 
 // --- limits ------------------------------------------------------------------------------
@@ -608,10 +616,232 @@ TEST_F(UsageStoreTest, BadRequestsAreRejected) {
   std::vector<StreamUpdate> ok = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
   EXPECT_TRUE(store_->UpdateCond("", ok, Limit(1), all_, &out).IsInvalidArgument());
   EXPECT_TRUE(store_->UpdateCond(std::string(300, 'x'), ok, Limit(1), all_, &out).IsInvalidArgument());
-  const std::string long_policy(300, 'p');
-  std::vector<StreamUpdate> bad = {{.stream_hash = 1, .bytes = 1, .policy = long_policy}};
-  EXPECT_TRUE(store_->UpdateCond("a", bad, Limit(1), all_, &out).IsInvalidArgument());
   EXPECT_TRUE(store_->Apply(kPartitions, std::vector<Record>{}, 0).IsInvalidArgument());
+}
+
+// Issue 24, item 1: a policy the node does not keep (over 255 bytes, not UTF-8) was a
+// whole-call error; Loki takes it verbatim from a client header. Each such stream counts
+// under no policy, in the default bucket; its neighbours are answered as usual.
+TEST_F(UsageStoreTest, Item1_PoliciesNotKeptCountUnderNoPolicyAndFailNothing) {
+  TenantLimits limits = Limit(3);
+  limits.policy_max_streams = {{"gold", 1}};
+  const std::string long_policy(256, 'p');
+  std::vector<StreamUpdate> u = {{.stream_hash = HashIn(0, 1), .bytes = 1, .policy = long_policy},
+                                 {.stream_hash = HashIn(1, 1), .bytes = 1, .policy = "\xc3\x28"},  // not UTF-8
+                                 {.stream_hash = HashIn(2, 1), .bytes = 1, .policy = "gold"},
+                                 {.stream_hash = HashIn(3, 1), .bytes = 1, .policy = ""},
+                                 {.stream_hash = HashIn(0, 2), .bytes = 1, .policy = long_policy}};
+  UpdateCondResult out;
+  ASSERT_TRUE(store_->UpdateCond("a", u, limits, all_, &out).ok());
+  // Lower partitions are admitted first: the default bucket's three places go to 0, 4 and 1.
+  EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted, Verdict::kAccepted,
+                                                Verdict::kMaxStreams, Verdict::kAccepted}));
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy, (std::map<std::string, uint64_t>{{"", 3}, {"gold", 1}}));
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kTooLong), 2u);
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kNotUtf8), 1u);
+  // As a name a tenant's overrides give a limit of its own, an over-long one is impossible
+  // (the config refuses it), so such a stream can never escape a limit by its name.
+  for (const Rows& rows : {DiskRows(0), MemoryRows(0)}) {
+    for (const auto& [key, row] : rows) EXPECT_LE(std::get<0>(row).size(), kMaxPolicyLength);
+  }
+}
+
+// Issue 24, item 2: a known stream re-sent under a policy with a limit of its own skipped
+// admission (40 known streams all accepted under a policy limited to 10), and alternating
+// policies grew a tenant limited to 40 by 10 a round. A move into another bucket is an
+// admission there; it leaves a place in the bucket it came from.
+TEST_F(UsageStoreTest, Item2_APolicyChangeIsAnAdmissionIntoTheNewBucket) {
+  TenantLimits limits = Limit(40);
+  limits.policy_max_streams = {{"gold", 10}};
+  std::vector<uint64_t> forty;
+  for (uint64_t i = 0; i < 40; ++i) forty.push_back(HashIn(static_cast<int32_t>(i % kPartitions), i));
+  EXPECT_EQ(Count(Check("a", forty, limits, all_), Verdict::kAccepted), 40);
+  // All 40 again, under gold: 10 move, 30 stay where they were (rejected, still counted).
+  std::vector<Verdict> v = Check("a", forty, limits, all_, "gold");
+  EXPECT_EQ(Count(v, Verdict::kAccepted), 10);
+  EXPECT_EQ(Count(v, Verdict::kMaxStreams), 30);
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy, (std::map<std::string, uint64_t>{{"", 30}, {"gold", 10}}));
+  // Alternating: the default bucket has 10 places again; never more than 40 + 10 in all.
+  for (int round = 0; round < 6; ++round) {
+    std::vector<uint64_t> fresh;
+    for (uint64_t i = 0; i < 10; ++i) fresh.push_back(HashIn(static_cast<int32_t>(i % kPartitions), 1000 + 10 * round + i));
+    Check("a", fresh, limits, all_, round % 2 ? "gold" : "");
+    Check("a", forty, limits, all_, round % 2 ? "" : "gold");
+    TenantUsage usage = store_->UsageOf("a", all_);
+    ASSERT_LE(usage.active_by_policy[""], 40u) << "round " << round;
+    ASSERT_LE(usage.active_by_policy["gold"], 10u) << "round " << round;
+    ASSERT_EQ(usage.active_streams, 50u) << "round " << round;
+  }
+  // A move within the default bucket (full; to a policy without a limit of its own) is no
+  // admission. forty[1] is in the default bucket: gold took partition 0's ten.
+  v = Check("a", {forty[1]}, limits, all_, "bronze");
+  EXPECT_EQ(v[0], Verdict::kAccepted);
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy["bronze"], 1u);
+  ExpectCountsEqualFullScan();
+}
+
+// Issue 24, item 2: a move is an admission, so it is produced (other zones count the stream
+// in its new bucket) and logged before the answer.
+TEST_F(UsageStoreTest, Item2_AMoveIsProducedAndLoggedLikeANewStream) {
+  TenantLimits limits = Limit(10);
+  limits.policy_max_streams = {{"gold", 10}};
+  std::vector<uint32_t> produced;
+  Check("a", {HashIn(1, 1)}, limits, all_, "", &produced);
+  EXPECT_EQ(produced.size(), 1u);
+  Check("a", {HashIn(1, 1)}, limits, all_, "", &produced);
+  EXPECT_TRUE(produced.empty());  // a refresh within the produce interval
+  std::vector<StreamUpdate> u = {{.stream_hash = HashIn(1, 1), .bytes = 1, .policy = "gold"}};
+  UpdateCondResult out;
+  ASSERT_TRUE(store_->UpdateCond("a", u, limits, all_, &out).ok());
+  EXPECT_EQ(out.to_produce.size(), 1u);
+  ASSERT_EQ(out.admitted.size(), 1u);
+  EXPECT_EQ(out.admitted[0].policy, "gold");
+}
+
+// Issue 24, item 3: "too many policies" (reason 4) rejected a stream within every limit. A
+// name beyond max_policies_per_tenant counts under no policy; a name with a limit of its own
+// always gets one, so a tenant that filled its table with junk names cannot hide a limited
+// policy's streams in the default bucket.
+TEST_F(UsageStoreTest, Item3_NamesBeyondTheCapCountUnderNoPolicyButLimitedNamesAreAlwaysKept) {
+  Open(kPartitions, /*max_policies=*/2);
+  TenantLimits limits = Limit(100);
+  limits.policy_max_streams = {{"gold", 2}};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(Check("a", {HashIn(0, static_cast<uint64_t>(i))}, limits, all_, "junk-" + std::to_string(i))[0],
+              Verdict::kAccepted);
+  }
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kBeyondCap), 3u);
+  std::vector<Verdict> v = Check("a", {HashIn(1, 1), HashIn(1, 2), HashIn(1, 3)}, limits, all_, "gold");
+  EXPECT_EQ(v, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted, Verdict::kMaxStreams}));
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy,
+            (std::map<std::string, uint64_t>{{"", 3}, {"gold", 2}, {"junk-0", 1}, {"junk-1", 1}}));
+}
+
+// --- what clients can make the node hold --------------------------------------------------
+
+// Issue 24, item 4: UpdateRates with distinct hashes grew the node by 89 B per hash with no
+// bound (+269 MB for 3 M hashes), kept for minutes. Rate keys are bounded per tenant and per
+// node: a key over a bound is answered with its own bytes and not kept; keys that leave the
+// rate window give their place back.
+TEST_F(UsageStoreTest, Item4_RateKeysAreBoundedPerTenantAndPerNode) {
+  Open(kPartitions, kDefaultMaxPoliciesPerTenant, [](UsageStoreOptions& o) {
+    o.max_rate_keys_per_tenant = 100;
+    o.max_rate_keys = 150;
+  });
+  auto flood = [&](const std::string& tenant, uint64_t first, uint64_t n) {
+    std::vector<StreamUpdate> u;
+    for (uint64_t h = first; h < first + n; ++h) u.push_back({.stream_hash = h, .bytes = 600, .policy = ""});
+    std::vector<UsageStore::StreamRate> rates;
+    EXPECT_TRUE(store_->UpdateRates(tenant, u, all_, &rates).ok());
+    EXPECT_EQ(rates.size(), n);  // every hash is answered
+    for (const auto& r : rates) EXPECT_EQ(r.bytes_per_s, 10u) << r.stream_hash;  // 600 B over one 60 s bucket
+  };
+  flood("a", 0, 1000);
+  EXPECT_EQ(store_->directory().rate_keys().held(), 100u);
+  EXPECT_EQ(store_->directory().rate_keys().refused_tenant(), 900u);
+  flood("b", 0, 1000);  // the node's bound: 50 more
+  EXPECT_EQ(store_->directory().rate_keys().held(), 150u);
+  EXPECT_EQ(store_->directory().rate_keys().refused_node(), 950u);
+  // A kept key keeps summing; a refused one is only ever its own bytes.
+  std::vector<UsageStore::StreamRate> rates;
+  std::vector<StreamUpdate> again = {{.stream_hash = 5, .bytes = 600, .policy = ""},
+                                     {.stream_hash = 500, .bytes = 600, .policy = ""}};
+  ASSERT_TRUE(store_->UpdateRates("a", again, all_, &rates).ok());
+  EXPECT_EQ(rates[0].bytes_per_s, 20u);
+  EXPECT_EQ(rates[1].bytes_per_s, 10u);
+  // Past the rate window the keys are forgotten and their places free again.
+  clock_.Advance(std::chrono::seconds(windows_.rate_s + windows_.bucket_s));
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  EXPECT_EQ(store_->directory().rate_keys().held(), 0u);
+  flood("c", 0, 100);
+  EXPECT_EQ(store_->directory().rate_keys().held(), 100u);
+}
+
+// Issue 24, item 4: distinct tenants cost ~3 KB each up to 2^24. The node holds at most
+// max_tenants; a new tenant over it is answered, not stored: a limited stream is rejected (a
+// limit cannot hold without its count), an unlimited one accepted, a rate key answered.
+TEST_F(UsageStoreTest, Item4_TenantsAreBoundedAndWhatIsOverTheBoundIsAnsweredNotStored) {
+  Open(kPartitions, kDefaultMaxPoliciesPerTenant, [](UsageStoreOptions& o) { o.max_tenants = 3; });
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(Check("t" + std::to_string(t), {HashIn(0, 1)}, Limit(10), all_)[0], Verdict::kAccepted);
+  }
+  EXPECT_EQ(Check("t3", {HashIn(0, 1), HashIn(1, 1)}, Limit(10), all_),
+            (std::vector<Verdict>{Verdict::kTenantsFull, Verdict::kTenantsFull}));
+  EXPECT_EQ(Check("t4", {HashIn(0, 1)}, Limit(0), all_)[0], Verdict::kAccepted);  // unlimited
+  std::vector<UsageStore::StreamRate> rates;
+  std::vector<StreamUpdate> one = {{.stream_hash = 9, .bytes = 60, .policy = ""}};
+  ASSERT_TRUE(store_->UpdateRates("t5", one, all_, &rates).ok());
+  ASSERT_EQ(rates.size(), 1u);
+  EXPECT_EQ(rates[0].bytes_per_s, 1u);
+  EXPECT_EQ(store_->num_tenants(), 3u);
+  EXPECT_GT(store_->directory().refused_tenants(), 0u);
+  // Known tenants are served as always, and a place freed by eviction is taken again.
+  EXPECT_EQ(Check("t0", {HashIn(0, 1), HashIn(2, 2)}, Limit(10), all_),
+            (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted}));
+  clock_.Advance(std::chrono::seconds(windows_.active_s + 1));
+  ASSERT_TRUE(store_->EvictExpired().ok());
+  EXPECT_EQ(Check("t3", {HashIn(0, 1)}, Limit(10), all_)[0], Verdict::kAccepted);
+}
+
+// --- durability of admissions -----------------------------------------------------------
+
+// Issue 24, item 5: admitted streams lived in memory until the next flush (~1 s): a SIGKILL
+// right after the answer lost them, and the restarted node admitted as many again (a tenant
+// limited to 100 ended with 200). Admissions are in the admission log before UpdateCond
+// returns; reopening without a flush (what a crash leaves) finds them.
+TEST_F(UsageStoreTest, Item5_AdmissionsSurviveACrashBeforeTheFlush) {
+  TenantLimits limits = Limit(10);
+  limits.policy_max_streams = {{"gold", 5}};
+  std::vector<uint64_t> hashes;
+  for (uint64_t i = 0; i < 10; ++i) hashes.push_back(i);  // over every partition
+  EXPECT_EQ(Count(Check("a", hashes, limits, all_), Verdict::kAccepted), 10);
+  EXPECT_EQ(Count(Check("a", {0, 1}, limits, all_, "gold"), Verdict::kAccepted), 2);  // moves are admissions too
+  EXPECT_EQ(Count(Check("a", {HashIn(2, 50)}, limits, all_, "gold"), Verdict::kAccepted), 1);
+  ASSERT_TRUE(store_->DropPartition(2).ok());  // its admissions go with its data
+  const TenantUsage before = store_->UsageOf("a", all_);
+  std::map<int32_t, Rows> rows;
+  for (int32_t p = 0; p < kPartitions; ++p) rows[p] = MemoryRows(p);
+
+  Open();  // no Flush: as after a SIGKILL
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy, before.active_by_policy);
+  EXPECT_EQ(store_->load_stats().admissions_replayed, 10u);  // 13 logged, 3 of them in the dropped partition
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    Rows now = MemoryRows(p);
+    ASSERT_EQ(now.size(), rows[p].size()) << p;
+    for (const auto& [key, row] : rows[p]) {
+      EXPECT_EQ(std::get<0>(now.at(key)), std::get<0>(row)) << p;  // policy
+      EXPECT_EQ(std::get<1>(now.at(key)), std::get<1>(row)) << p;  // last seen
+    }
+  }
+  // The limit holds across the crash: the default bucket holds 6 (partition 2's went with
+  // it, 2 moved to gold): room for 4.
+  EXPECT_EQ(Count(Check("a", {100, 101, 103, 104, 105}, limits, all_), Verdict::kMaxStreams), 1);
+  const TenantUsage after = store_->UsageOf("a", all_);
+  EXPECT_EQ(after.active_by_policy, (std::map<std::string, uint64_t>{{"", 10}, {"gold", 2}}));
+  // The first flush writes their rows and deletes the log; a second crash finds the rows.
+  ASSERT_TRUE(store_->Flush().ok());
+  size_t files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir_.Sub("db") + "/admissions")) files += f.is_regular_file();
+  EXPECT_EQ(files, 0u);
+  Open();
+  EXPECT_EQ(store_->load_stats().admissions_replayed, 0u);
+  EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy, after.active_by_policy);
+  ExpectCountsEqualFullScan();
+}
+
+// The log's tail torn by a crash mid-write: what precedes it is restored.
+TEST_F(UsageStoreTest, Item5_ATornAdmissionLogTailLosesOnlyTheTornRecord) {
+  EXPECT_EQ(Count(Check("a", {HashIn(0, 1)}, Limit(10), all_), Verdict::kAccepted), 1);
+  EXPECT_EQ(Count(Check("a", {HashIn(1, 1)}, Limit(10), all_), Verdict::kAccepted), 1);
+  opened_ = {};
+  std::string file;
+  for (const auto& f : std::filesystem::directory_iterator(dir_.Sub("db") + "/admissions")) file = f.path();
+  ASSERT_FALSE(file.empty());
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) - 3);
+  Open();
+  EXPECT_EQ(store_->load_stats().admissions_replayed, 1u);
+  EXPECT_EQ(store_->load_stats().admission_log_corrupt, 1u);
+  EXPECT_EQ(store_->UsageOf("a", all_).active_streams, 1u);
 }
 
 // --- consistency under a random workload, and under concurrency --------------------------
@@ -833,9 +1063,10 @@ TEST_F(UsageStoreTest, WithoutWaitingABusyPartitionIsWouldBlockAndChangesNothing
   ExpectCountsEqualFullScan();
 }
 
-// Issue 8, item 6: a tenant with ever new policies exhausts only its own table. Its new
-// policy is rejected (kTooManyPolicies); another tenant's are not; a forgotten policy makes
-// room; records of an overflowing policy count under no policy rather than not at all.
+// Issue 8, item 6: a tenant with ever new policies exhausts only its own table; another
+// tenant's are not; a forgotten policy makes room. Issue 24, item 3: a name beyond the cap
+// never rejects a stream (it was reason 4): requests and records alike count it under no
+// policy, the default bucket, where Loki counts every policy without a limit of its own.
 TEST_F(UsageStoreTest, Item6_PolicyCapIsPerTenantAndPoliciesAreForgotten) {
   Open(kPartitions, /*max_policies=*/3);
   const PartitionSet all = PartitionSet::All(kPartitions);
@@ -844,9 +1075,11 @@ TEST_F(UsageStoreTest, Item6_PolicyCapIsPerTenantAndPoliciesAreForgotten) {
     EXPECT_EQ(Check("greedy", {HashIn(0, static_cast<uint64_t>(p))}, unlimited, all, std::string("p").append(std::to_string(p)))[0],
               Verdict::kAccepted);
   }
-  EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p3")[0], Verdict::kTooManyPolicies);
+  EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p3")[0], Verdict::kAccepted);
+  EXPECT_EQ(store_->ActiveStreams(1, "greedy", ""), 1u);
+  EXPECT_EQ(store_->ignored_policies().Of(PolicyNameCheck::kBeyondCap), 1u);
   EXPECT_EQ(Check("greedy", {HashIn(1, 9)}, unlimited, all, "p2")[0], Verdict::kAccepted);  // a known policy
-  EXPECT_EQ(store_->policy_rejections(), 1u);
+  EXPECT_EQ(store_->ActiveStreams(1, "greedy", "p2"), 1u);
   for (int p = 0; p < 5; ++p) {  // the cap is per tenant: another tenant is unaffected
     EXPECT_EQ(Check("other", {HashIn(2, static_cast<uint64_t>(p))}, unlimited, all,
                     std::string("q").append(std::to_string(p % 3)))[0],
@@ -863,6 +1096,7 @@ TEST_F(UsageStoreTest, Item6_PolicyCapIsPerTenantAndPoliciesAreForgotten) {
   EXPECT_EQ(Check("greedy", {HashIn(0, 2)}, unlimited, all, "p2")[0], Verdict::kAccepted);
   ASSERT_TRUE(store_->EvictExpired().ok());
   EXPECT_EQ(Check("greedy", {HashIn(1, 10)}, unlimited, all, "p3")[0], Verdict::kAccepted);
+  EXPECT_EQ(store_->ActiveStreams(1, "greedy", "p3"), 1u);
 }
 
 // Issue 8, item 21: tenants are forgotten with their last stream, on every path.
