@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +17,12 @@ Child::Child(const std::vector<std::string>& argv, const std::string& output_pat
   int in[2];
   if (pipe2(in, O_CLOEXEC) != 0) return;
   started_wall_ms_ = WallMs();
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ == 0) {
+    // Killed with the bench, however it ends (a child forked by the main thread: the signal
+    // follows the forking thread's death, and the bench's main thread lives until it exits).
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(125);
     const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 || dup2(in[0], STDIN_FILENO) < 0) _exit(126);
     std::vector<std::string> args = argv;

@@ -1,6 +1,8 @@
 // Child: a program run by the bench in its own process (the mock broker, limitsd, loadgen,
 // the gRPC load client), its stdout and stderr in a file, its stdin a pipe the bench holds
-// (so a child that watches stdin, like mock_broker, ends when the bench dies).
+// (so a child that watches stdin, like mock_broker, ends when the bench dies). A child is also
+// SIGKILLed when the thread that started it ends (PR_SET_PDEATHSIG): start children from the
+// main thread.
 #pragma once
 
 #include <sys/types.h>
