@@ -36,6 +36,9 @@ inline constexpr int64_t kDefaultMaxRateKeysPerTenant = 10'000;
 inline constexpr int64_t kDefaultMaxRateKeys = 1'000'000;
 inline constexpr int64_t kDefaultMaxTenantSeries = 1000;
 inline constexpr Millis kDefaultStoreFailureGrace = 1min;
+inline constexpr Millis kDefaultStallTimeout = 1min;
+inline constexpr int32_t kDefaultMaxConsumerRestarts = 3;
+inline constexpr Millis kDefaultConsumerRestartWindow = 10min;
 inline constexpr char kDefaultGrpcListen[] = "0.0.0.0:9095";
 inline constexpr char kDefaultHttpListen[] = "0.0.0.0:3100";
 inline constexpr char kDefaultLogLevel[] = "info";
@@ -54,6 +57,7 @@ inline constexpr Millis kDefaultHeartbeatTimeout = 1min;
 inline constexpr int32_t kMaxNumPartitions = 100000;
 inline constexpr int64_t kMaxRateBuckets = 1024;
 inline constexpr int64_t kMaxNumTokens = 8192;
+inline constexpr int64_t kMaxConsumerRestarts = 1000;
 // Every duration key is at most 2^32 - 1 seconds (~136 years): the usage store keeps its
 // windows and its timestamps in unsigned 32-bit seconds, and the other durations go into
 // clocks and timers (int64 ms, steady_clock ns) where this bound never overflows.
@@ -85,6 +89,17 @@ struct KafkaConfig {
   // group.instance.id = node.instance_id (KIP-345): a restarted pod rejoins within the
   // session timeout and gets its partitions back without a rebalance of the others.
   bool static_membership = true;
+  // A partition being consumed (replaying or ready) whose position has not moved for this
+  // long while the broker answers and holds records beyond it is a stuck consumer: the
+  // consumer client is re-created. At least 1s.
+  Millis stall_timeout = kDefaultStallTimeout;
+  // The consumer recovers by restarting — re-creating its client after a fatal librdkafka
+  // error (a fenced static member) or a stall, re-subscribing after being handed partitions
+  // of another topic — at most this many times within consumer_restart_window; one more (or
+  // a re-creation that fails) and it gives up: /live answers 503 so Kubernetes restarts the
+  // pod. 0: give up at the first fault.
+  int32_t max_consumer_restarts = kDefaultMaxConsumerRestarts;
+  Millis consumer_restart_window = kDefaultConsumerRestartWindow;
   // librdkafka properties, passed verbatim to each client librdkafka applies them to
   // (a consumer-only property goes to the consumers only, a producer-only one to the producer).
   std::map<std::string, std::string> properties;

@@ -508,6 +508,11 @@ void ReadConfig(Reader& root, Config* c) {
   c->kafka.num_partitions = static_cast<int32_t>(partitions);
   kafka.String("consumer_group", &c->kafka.consumer_group);
   kafka.Bool("static_membership", &c->kafka.static_membership);
+  kafka.Duration("stall_timeout", &c->kafka.stall_timeout);
+  int64_t restarts = c->kafka.max_consumer_restarts;
+  kafka.Integer("max_consumer_restarts", 0, kMaxConsumerRestarts, &restarts);
+  c->kafka.max_consumer_restarts = static_cast<int32_t>(restarts);
+  kafka.Duration("consumer_restart_window", &c->kafka.consumer_restart_window);
   kafka.StringMap("properties", &c->kafka.properties);
   kafka.StringMap("consumer_properties", &c->kafka.consumer_properties);
   kafka.StringMap("producer_properties", &c->kafka.producer_properties);
@@ -731,6 +736,12 @@ void Validate(const Config& c, Diagnostics* d) {
   auto err = [d](const std::string& key, const std::string& problem) { d->Add(key, problem, nullptr); };
   if (c.node.zone.empty()) err("node.zone", "must not be empty");
   if (c.kafka.topic.empty()) err("kafka.topic", "must not be empty");
+  if (c.kafka.stall_timeout < std::chrono::seconds(1)) {
+    err("kafka.stall_timeout", "must be at least 1s, got " + FormatDuration(c.kafka.stall_timeout));
+  }
+  if (c.kafka.consumer_restart_window.count() <= 0) {
+    err("kafka.consumer_restart_window", "must be positive, got " + FormatDuration(c.kafka.consumer_restart_window));
+  }
   if (c.store.path.empty()) err("store.path", "must not be empty");
   if (c.store.block_cache_bytes < (1u << 20)) err("store.block_cache", "must be at least 1MiB");
   if (c.store.write_buffer_bytes < (1u << 20)) err("store.write_buffer", "must be at least 1MiB");

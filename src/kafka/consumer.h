@@ -14,6 +14,17 @@
 //   revoke  (rebalance callback) apply and persist what was consumed; persist revoked-at;
 //           unassign (no commit when the assignment was lost)
 //   store   a failed store makes the consumer leave the group, so other nodes take over
+//   topic   only partitions (and records) of options.topic are ever taken: a partition of
+//           another topic in an assignment (a static member's cached assignment after
+//           kafka.topic changed) is never assigned, logged and counted, and the consumer
+//           re-subscribes (unsubscribe + subscribe: the coordinator then rebalances with our
+//           subscription; a new client would get the cached assignment again)
+//   recover a fatal librdkafka error (e.g. a static member fenced) or a stall (stall_detector.h:
+//           a partition not progressing while the broker has records beyond it) re-creates
+//           the client: every assigned partition is treated as lost (no commit), the failed
+//           client is destroyed without closing, a new one subscribes. More than max_restarts
+//           within restart_window (re-subscriptions included), or a client that cannot be
+//           created, and the consumer gives up: Failure() says why (the node's /live fails)
 // The rebalance callback does bounded local work only.
 #pragma once
 
@@ -26,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,11 +48,13 @@
 #include "common/clock.h"
 #include "common/duty_cycle.h"
 #include "common/periodic.h"
+#include "common/restart_budget.h"
 #include "kafka/fetch_waker.h"
 #include "kafka/kafka_conf.h"
 #include "kafka/pending_records.h"
 #include "limits/partition_lifecycler.h"
 #include "limits/partition_manager.h"
+#include "limits/stall_detector.h"
 #include "limits/usage_store.h"
 
 namespace limits::kafka {
@@ -56,6 +70,20 @@ struct ConsumerStats {
   std::atomic<uint64_t> flushes{0};
   std::atomic<uint64_t> fetch_wakeups{0};   // FetchWaker's requests to restart librdkafka's fetching
   std::atomic<bool> left_group{false};      // left the group because the store failed
+  // Recovery: restarts by reason, and whether the consumer gave up.
+  std::atomic<uint64_t> restarts_fatal{0};          // client re-created after a fatal librdkafka error
+  std::atomic<uint64_t> restarts_stalled{0};        // client re-created after a stall
+  std::atomic<uint64_t> restarts_foreign_topic{0};  // re-subscribed after partitions of another topic
+  std::atomic<uint64_t> foreign_partitions{0};      // partitions of another topic handed to us: not taken
+  std::atomic<uint64_t> foreign_records{0};         // records (or events) of another topic: skipped
+  std::atomic<uint64_t> stall_lookup_failures{0};   // stall look-ups the broker did not answer (an outage)
+  std::atomic<bool> failed{false};                  // gave up recovering: the node is dead
+};
+
+// Why the consumer is dead.
+struct ConsumerFailure {
+  int64_t since_ms = 0;  // Clock time
+  std::string reason;
 };
 
 class Consumer {
@@ -84,11 +112,19 @@ class Consumer {
     // Stop() waits at most this long for a join in progress to finish (librdkafka 2.0.2
     // aborts when a consumer is closed between JoinGroup and its first SyncGroup).
     std::chrono::milliseconds join_wait{15'000};
+    // A partition being consumed whose position has not moved for this long while the broker
+    // has records beyond it is a stall (stall_detector.h); each look-up waits this long.
+    std::chrono::milliseconds stall_timeout{60'000};
+    std::chrono::milliseconds stall_lookup_timeout{5'000};
+    // At most this many restarts within restart_window, then give up.
+    int max_restarts = 3;
+    std::chrono::milliseconds restart_window{600'000};
   };
 
-  // All references must outlive the consumer. `registry` gets the lag and replay histograms.
+  // All references must outlive the consumer. `offsets` answers the stall checks' look-ups
+  // (on a thread of the consumer's own). `registry` gets the lag and replay histograms.
   Consumer(Options options, UsageStore& store, PartitionManager& manager, PartitionLifecycler& lifecycler,
-           const Clock& clock, prometheus::Registry& registry);
+           OffsetSource& offsets, const Clock& clock, prometheus::Registry& registry);
   ~Consumer();
 
   // Creates the KafkaConsumer, subscribes, and starts the consumer thread.
@@ -102,6 +138,11 @@ class Consumer {
 
   const ConsumerStats& stats() const { return stats_; }
 
+  // Why the consumer is dead, if it is: it gave up recovering, or its thread has not come
+  // round its loop for stall_timeout (wedged: it could not act on a restart either).
+  // nullopt while it works, and after Stop(). Any thread.
+  std::optional<ConsumerFailure> Failure() const;
+
  private:
   class RebalanceHandler;
   // The consumer thread's view of one assigned partition.
@@ -110,13 +151,39 @@ class Consumer {
     PartitionState state = PartitionState::kPending;
     int64_t end = -1;       // replaying: ready once position >= end
     int64_t position = -1;  // next offset expected; -1 until the plan arrives
+    int64_t log_end = -1;   // the latest end-of-log event's offset (past control records)
     bool advanced = false;  // position moved since the last apply
     PendingRecords pending;
   };
 
+  enum class RestartReason { kFatal, kStalled, kForeignTopic };
+  static const char* RestartReasonName(RestartReason reason);
+
   void Run();
+  // Creates the client and subscribes (Start, and each recovery).
+  Status CreateClient();
+  // Destroys the client without closing it (it failed, or is stuck); a client whose
+  // JoinGroup was answered but no SyncGroup yet is left to the process's exit instead
+  // (librdkafka 2.0.2 aborts destroying it).
+  void DestroyClient();
+  // Every assigned partition is lost: not served, what was consumed applied and persisted,
+  // revocation records written, no commit. No librdkafka call.
+  void DropAssignment();
+  // A fatal error or a stall: drop the assignment, re-create the client — or give up.
+  void Recover(RestartReason reason, const std::string& detail);
+  // Partitions of another topic were handed to us: unsubscribe and subscribe again.
+  void Resubscribe();
+  // Counts a restart; false (after giving up) when it is one too many.
+  bool SpendRestart(RestartReason reason, const std::string& detail);
+  void GiveUp(const std::string& reason);
+  // The stall checker's thread.
+  void CheckStalls();
+  void ReportPositions();
+  // Only options.topic's records and events are ours (the topic handle is remembered after
+  // the first match, so the check is a pointer comparison).
+  bool IsOurTopic(const rd_kafka_message_t& message);
   void HandleMessage(const rd_kafka_message_t& message);
-  void HandleEndOfLog(int32_t partition, int64_t offset);
+  void HandleEndOfLog(const rd_kafka_message_t& event);
   void ApplyPlans();
   // Applies buffered records of every partition (or of `only`) to the store's memory.
   void ApplyPending(const std::vector<int32_t>* only = nullptr);
@@ -141,6 +208,8 @@ class Consumer {
   PartitionLifecycler& lifecycler_;
   const Clock& clock_;
   ConsumerStats stats_;
+  StallDetector stalls_;
+  Periodic stall_checker_;
   prometheus::Histogram& lag_;              // loki_ingest_limits_lag_seconds
   prometheus::Histogram& replay_duration_;  // limitsd_replay_duration_seconds
 
@@ -159,7 +228,21 @@ class Consumer {
   std::mutex plans_mu_;
   std::vector<AssignmentPlan> plans_;  // GUARDED_BY(plans_mu_)
 
+  // The stall checker asks the consumer thread for a restart.
+  std::atomic<bool> stall_restart_{false};
+  mutable std::mutex failure_mu_;
+  std::string stall_detail_;                 // GUARDED_BY(failure_mu_)
+  uint64_t client_epoch_ = 0;                // GUARDED_BY(failure_mu_): clients re-created
+  std::optional<ConsumerFailure> failure_;   // GUARDED_BY(failure_mu_)
+  bool outage_logged_ = false;               // stall checker thread only
+  // steady_clock milliseconds at the consumer loop's last round; 0 when not running.
+  std::atomic<int64_t> loop_at_ms_{0};
+
   // Consumer thread only.
+  RestartBudget restarts_{options_.max_restarts, options_.restart_window};
+  rd_kafka_topic_t* our_topic_ = nullptr;  // the client's handle of options.topic, once seen
+  bool foreign_assigned_ = false;          // partitions of another topic were handed to us
+  std::chrono::steady_clock::time_point last_report_;
   std::map<int32_t, Local> assigned_;
   size_t pending_records_ = 0;
   size_t records_since_flush_ = 0;

@@ -126,6 +126,9 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
       {"limitsd_store_flushes_total", Load(consumer_.flushes)},
       {"limitsd_fetch_wakeups_total", Load(consumer_.fetch_wakeups)},
       {"limitsd_records_misrouted_total", Load(consumer_.misrouted)},
+      {"limitsd_records_foreign_total", Load(consumer_.foreign_records)},
+      {"limitsd_foreign_partitions_total", Load(consumer_.foreign_partitions)},
+      {"limitsd_stall_lookup_failures_total", Load(consumer_.stall_lookup_failures)},
       {"limitsd_lookups_total", Load(lifecycle_.lookups)},
       {"limitsd_lookup_give_ups_total", Load(lifecycle_.give_ups)},
       {"limitsd_lookup_fallbacks_total", Load(lifecycle_.fallbacks)},
@@ -152,6 +155,12 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
        "ListOffsets rounds sent to restart librdkafka's fetching once the consumer drained a full queue."},
       {"limitsd_records_misrouted_total",
        "Records on a partition other than their stream hash's (hash % partitions): skipped, not counted."},
+      {"limitsd_records_foreign_total",
+       "Records (or end-of-log events) of a topic other than kafka.topic: skipped, never applied."},
+      {"limitsd_foreign_partitions_total",
+       "Partitions of a topic other than kafka.topic handed to this consumer: never taken; the consumer re-subscribes."},
+      {"limitsd_stall_lookup_failures_total",
+       "Stall checks whose end-offset look-up failed: the brokers did not answer (an outage, not a stall)."},
       {"limitsd_lookups_total", "Offset look-ups of newly assigned partitions finished."},
       {"limitsd_lookup_give_ups_total",
        "Partitions served without known offsets after windows.lookup_give_up (limits checked against "
@@ -233,6 +242,20 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                                MetricType::Counter);
   AddCounter(logged, static_cast<double>(store_.admissions_logged()));
   out.push_back(std::move(logged));
+  MetricFamily restarts = Family("limitsd_consumer_restarts_total",
+                                 "Consumer recoveries: the client re-created after a fatal librdkafka error (fatal) or "
+                                 "a stall (stalled), re-subscribed after partitions of another topic (foreign_topic).",
+                                 MetricType::Counter);
+  AddCounter(restarts, Load(consumer_.restarts_fatal), {{"reason", "fatal"}});
+  AddCounter(restarts, Load(consumer_.restarts_stalled), {{"reason", "stalled"}});
+  AddCounter(restarts, Load(consumer_.restarts_foreign_topic), {{"reason", "foreign_topic"}});
+  out.push_back(std::move(restarts));
+  MetricFamily consumer_failed = Family("limitsd_consumer_failed",
+                                        "1 once the consumer gave up recovering (kafka.max_consumer_restarts within "
+                                        "kafka.consumer_restart_window, or a client that cannot be created): /live fails.",
+                                        MetricType::Gauge);
+  AddGauge(consumer_failed, consumer_.failed.load(std::memory_order_relaxed) ? 1.0 : 0.0);
+  out.push_back(std::move(consumer_failed));
   return out;
 }
 

@@ -133,7 +133,11 @@ Status Node::StartParts() {
   co.properties = consumer_properties;
   co.apply_interval = options_.apply_interval;
   co.progress_interval = options_.progress_interval;
-  consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, clock_, *registry_);
+  co.stall_timeout = c.kafka.stall_timeout;
+  co.stall_lookup_timeout = options_.lookup_timeout;
+  co.max_restarts = c.kafka.max_consumer_restarts;
+  co.restart_window = c.kafka.consumer_restart_window;
+  consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, *offsets_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
   RETURN_IF_ERROR(consumer_->Start());
   evictor_ = std::make_unique<Evictor>(*store_, rates_.get(), clock_, c.windows.eviction_interval);
@@ -230,12 +234,24 @@ http::Response Node::Live() const {
             "store failed " + std::to_string((clock_.NowMillis() - failed_since) / 1000) +
                 " s ago: " + store_->health().message() + "\n"};
   }
+  // A consumer that gave up recovering (or whose thread is wedged) consumes nothing: every
+  // stream would answer reason 1 until a restart, which only Kubernetes can do now.
+  if (std::optional<kafka::ConsumerFailure> f = consumer_->Failure()) {
+    return {503, "text/plain; charset=utf-8",
+            "consumer failed " + std::to_string((clock_.NowMillis() - f->since_ms) / 1000) + " s ago: " + f->reason +
+                "\n"};
+  }
   return {200, "text/plain; charset=utf-8", "live\n"};
 }
 
 http::Response Node::Ready() const {
   if (Status health = store_->health(); !health.ok()) {
     return {503, "text/plain; charset=utf-8", "store failed: " + health.message() + "\n"};
+  }
+  // Not latched: a node whose consumer gave up serves nothing (and with nothing ever
+  // assigned, wait_assign would call it ready).
+  if (std::optional<kafka::ConsumerFailure> f = consumer_->Failure()) {
+    return {503, "text/plain; charset=utf-8", "consumer failed: " + f->reason + "\n"};
   }
   if (ring_) {
     const ring::LifecyclerStatus rs = ring_->status();

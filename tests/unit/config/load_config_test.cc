@@ -35,6 +35,9 @@ TEST(LoadConfigTest, EmptyFileMeansDocumentedDefaults) {
   EXPECT_EQ(c.kafka.num_partitions, 64);
   EXPECT_EQ(c.kafka.consumer_group, "limitsd-zone-a");
   EXPECT_TRUE(c.kafka.properties.empty());
+  EXPECT_EQ(c.kafka.stall_timeout, 1min);
+  EXPECT_EQ(c.kafka.max_consumer_restarts, 3);
+  EXPECT_EQ(c.kafka.consumer_restart_window, 10min);
   EXPECT_EQ(c.store.path, "data");
   EXPECT_EQ(c.store.block_cache_bytes, 256ull << 20);
   EXPECT_EQ(c.store.write_buffer_bytes, 8ull << 20);
@@ -68,6 +71,9 @@ TEST(LoadConfigTest, TheShippedExampleIsValidAndStatesTheDefaults) {
   EXPECT_EQ(example->kafka.consumer_group, "limitsd-zone-a");
   EXPECT_EQ(example->server.latch_readiness, defaults.server.latch_readiness);
   EXPECT_EQ(example->limits.enforce_rate, defaults.limits.enforce_rate);
+  EXPECT_EQ(example->kafka.stall_timeout, defaults.kafka.stall_timeout);
+  EXPECT_EQ(example->kafka.max_consumer_restarts, defaults.kafka.max_consumer_restarts);
+  EXPECT_EQ(example->kafka.consumer_restart_window, defaults.kafka.consumer_restart_window);
 }
 
 TEST(LoadConfigTest, ReadsEveryKey) {
@@ -80,6 +86,9 @@ brokers = "k1:9092,k2:9092"
 topic = "t"
 num_partitions = 32
 consumer_group = "g"
+stall_timeout = "90s"
+max_consumer_restarts = 5
+consumer_restart_window = "30m"
 [kafka.properties]
 "security.protocol" = "SASL_SSL"
 "fetch.wait.max.ms" = 10
@@ -121,6 +130,9 @@ policy_max_streams = { gold = 5 }
   EXPECT_EQ(c.kafka.brokers, "k1:9092,k2:9092");
   EXPECT_EQ(c.kafka.num_partitions, 32);
   EXPECT_EQ(c.kafka.consumer_group, "g");
+  EXPECT_EQ(c.kafka.stall_timeout, 90s);
+  EXPECT_EQ(c.kafka.max_consumer_restarts, 5);
+  EXPECT_EQ(c.kafka.consumer_restart_window, 30min);
   EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
   EXPECT_EQ(c.kafka.properties.at("fetch.wait.max.ms"), "10");
   EXPECT_EQ(c.kafka.properties.at("enable.idempotence"), "true");
@@ -202,6 +214,15 @@ TEST(LoadConfigTest, BadValuesAreNamed) {
 TEST(LoadConfigTest, ZeroPartitionsIsRejected) {
   EXPECT_THAT(ErrorOf("[kafka]\nnum_partitions = 0\n"),
               HasSubstr("kafka.num_partitions: must be between 1 and 100000, got 0 (limitsd.toml:2)"));
+}
+
+TEST(LoadConfigTest, ConsumerRecoveryKeysAreBounded) {
+  EXPECT_THAT(ErrorOf("[kafka]\nstall_timeout = \"500ms\"\n"), HasSubstr("kafka.stall_timeout: must be at least 1s, got 500ms"));
+  EXPECT_THAT(ErrorOf("[kafka]\nconsumer_restart_window = \"0s\"\n"),
+              HasSubstr("kafka.consumer_restart_window: must be positive, got 0s"));
+  EXPECT_THAT(ErrorOf("[kafka]\nmax_consumer_restarts = -1\n"),
+              HasSubstr("kafka.max_consumer_restarts: must be between 0 and 1000, got -1 (limitsd.toml:2)"));
+  EXPECT_EQ(ErrorOf("[kafka]\nmax_consumer_restarts = 0\nstall_timeout = \"1s\"\n"), "<ok>");
 }
 
 TEST(LoadConfigTest, NonPositiveWindowsAreRejected) {
