@@ -23,6 +23,8 @@ struct Checkpoint {
 
 inline constexpr char kCheckpointKeyPrefix[] = "checkpoint/";
 inline constexpr char kFormatVersionKey[] = "format_version";
+// The Kafka topic the checkpoints' offsets (and so the rows) come from: raw topic name.
+inline constexpr char kTopicKey[] = "topic";
 
 std::string CheckpointKey(int32_t partition);
 std::string EncodeCheckpoint(const Checkpoint& cp);

@@ -275,6 +275,20 @@ Result<std::map<int32_t, Checkpoint>> Db::ReadCheckpoints(std::vector<int32_t>* 
   return out;
 }
 
+Result<std::optional<std::string>> Db::ReadTopic() const {
+  std::string raw;
+  rocksdb::Status s = rep_->db->Get(rocksdb::ReadOptions(), rep_->meta, kTopicKey, &raw);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return FromRocks(s).Prefixed("read the topic");
+  return std::optional<std::string>(std::move(raw));
+}
+
+Status Db::PutTopic(const std::string& topic) {
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(rep_->db->Put(sync, rep_->meta, kTopicKey, topic)).Prefixed("write the topic");
+}
+
 Result<std::map<int32_t, PartitionMeta>> Db::ReadPartitionMetas() const {
   std::map<int32_t, PartitionMeta> out;
   RETURN_IF_ERROR(ScanMetaKeys(rep_->db, rep_->meta, kPartitionMetaKeyPrefix, [&](int32_t p, std::string_view v) {

@@ -92,6 +92,11 @@ class Db {
   // The checkpoint's stored bytes (for inspection tools); nullopt when absent.
   Result<std::optional<std::string>> ReadRawCheckpoint(int32_t partition) const;
 
+  // The Kafka topic the data comes from (kTopicKey); nullopt in a database that never
+  // recorded one (written before it was kept). Put is synced.
+  Result<std::optional<std::string>> ReadTopic() const;
+  Status PutTopic(const std::string& topic);
+
   // Revocation records of partitions (see partition_meta.h). Put is synced.
   Result<std::map<int32_t, PartitionMeta>> ReadPartitionMetas() const;
   Status PutPartitionMeta(int32_t partition, const PartitionMeta& meta);

@@ -95,6 +95,7 @@ Status Node::StartParts() {
   };
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
+  RETURN_IF_ERROR(AdoptTopic());
   partitions_ = std::make_unique<PartitionManager>(clock_, c.windows.wait_assign, c.server.latch_readiness);
   rates_ = std::make_unique<RateLimiter>();
   run_tag_ = MakeRunTag(c.node.instance_id);
@@ -184,6 +185,26 @@ Status Node::StartParts() {
   http_ = std::move(*http);
   log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
   return Status::OK();
+}
+
+// The store's offsets are offsets in one topic: data kept for another (kafka.topic changed,
+// the same volume) would resume this topic's partitions at the other's checkpoints and count
+// the other's streams. It is dropped before anything is consumed; the topic's window is
+// replayed. Dropped first, then the new topic written: a crash in between drops again.
+Status Node::AdoptTopic() {
+  const std::string& topic = config_.kafka.topic;
+  ASSIGN_OR_RETURN(std::optional<std::string> recorded, db_->ReadTopic());
+  if (recorded == topic) return Status::OK();
+  if (recorded) {
+    const std::vector<int32_t> held = store_->Partitions();
+    log::Warn("node", "kafka.topic changed: dropping the data of the previous topic (its offsets mean nothing in this one)")
+        .Kv("previous", *recorded)
+        .Kv("topic", topic)
+        .Kv("partitions", held.size());
+    for (int32_t p : held) RETURN_IF_ERROR(store_->DropPartition(p).Prefixed("drop the previous topic's data"));
+  }
+  // A database from before the topic was recorded is taken as this topic's.
+  return db_->PutTopic(topic);
 }
 
 // Joins the ring once gRPC serves, so the address it advertises answers. A KV store that is

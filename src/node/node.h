@@ -88,6 +88,7 @@ class Node {
       : config_(config), clock_(clock), options_(options) {}
   Status StartParts();
   Status StartRing();
+  Status AdoptTopic();
   http::Response Ready() const;
   http::Response Live() const;
 

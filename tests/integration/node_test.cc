@@ -621,6 +621,37 @@ TEST(QuietStartTest, OneSummaryPerRebalanceNotLinesPerPartition) {
               progress);
 }
 
+// Issue 24 item 6: kafka.topic changed, the same store. The checkpoints are offsets in the old
+// topic and the rows its streams: both are dropped at start (the database records its topic)
+// and the new topic's window is replayed — not resumed at the old topic's offsets.
+TEST_F(NodeTest, ChangingTheTopicDropsThePreviousTopicsDataAndReplaysTheNewOne) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka_.Produce("on-a", i, now);  // offsets 0-9 of each partition
+  kafka_.Flush();
+  {
+    auto node = Start("a");
+    ASSERT_TRUE(node);
+    ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions) && Streams(*node, "on-a", all_) == 40; }, 60s));
+    node->Stop();
+  }
+  ASSERT_EQ(rd_kafka_mock_topic_create(kafka_.mock(), "other-topic", kPartitions, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  TestKafka other(kafka_.bootstrap(), "other-topic", kPartitions);
+  for (uint64_t i = 0; i < 80; ++i) other.Produce("on-b", i, now);  // offsets 0-19 of each partition
+  other.Flush();
+  auto node = Start("a", "zone-a", [](config::Config& c) { c.kafka.topic = "other-topic"; });
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions) && Streams(*node, "on-b", all_) == 80; }, 60s));
+  EXPECT_EQ(Streams(*node, "on-a", all_), 0u);
+  EXPECT_EQ(node->consumer().stats().fetched.load(), 80u);  // from offset 0, not the old checkpoints' 10
+  for (const PartitionInfo& info : node->partitions().Snapshot()) EXPECT_EQ(info.replay.start_offset, 0) << info.partition;
+  node->Stop();
+  // Back on the first topic: its data was dropped too (the database holds one topic's).
+  node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions) && Streams(*node, "on-a", all_) == 40; }, 60s));
+  EXPECT_EQ(Streams(*node, "on-b", all_), 0u);
+}
+
 // 8. A corrupt record is counted, skipped, and consumption continues past it.
 TEST_F(NodeTest, CorruptRecordsAreCountedAndSkipped) {
   const int64_t now = NowMs();

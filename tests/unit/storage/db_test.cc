@@ -251,6 +251,24 @@ TEST_F(DbTest, PartitionMetaIsStoredAndDroppedWithThePartition) {
   EXPECT_TRUE(db->ReadPartitionMetas()->empty());
 }
 
+TEST_F(DbTest, TheTopicIsRecordedAndSurvivesReopen) {
+  {
+    auto db = Open();
+    ASSERT_TRUE(db);
+    Result<std::optional<std::string>> none = db->ReadTopic();
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    ASSERT_TRUE(db->PutTopic("ingest-limits-metadata").ok());
+    ASSERT_TRUE(db->CreatePartition(2).ok());
+    ASSERT_TRUE(db->DropPartition(2).ok());  // partitions come and go; the topic stays
+  }
+  auto db = Open();
+  ASSERT_TRUE(db);
+  EXPECT_EQ(db->ReadTopic()->value_or(""), "ingest-limits-metadata");
+  EXPECT_TRUE(db->ReadCheckpoints()->empty());  // not mistaken for a checkpoint
+  EXPECT_TRUE(db->ReadPartitionMetas()->empty());
+}
+
 TEST_F(DbTest, SecondaryReadsBesideThePrimaryAndCannotWrite) {
   auto primary = Open();
   ASSERT_TRUE(primary->CreatePartition(1).ok());
