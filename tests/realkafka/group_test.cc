@@ -1,10 +1,15 @@
 // Nodes in a real consumer group: two nodes split the partitions and hand over; two zones
-// see each other's streams; revoke/re-assign inside and outside the retention; static
-// membership across a SIGKILL, with the time to ready measured with and without it.
+// see each other's streams; revoke/re-assign inside and outside the retention; a static
+// member fenced by a second client with its instance id recovers; static membership across
+// a SIGKILL, with the time to ready measured with and without it.
 #include <signal.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <map>
+#include <string>
 
 #include "realkafka/realkafka_fixture.h"
 #include "testing/wait_for.h"
@@ -132,6 +137,71 @@ TEST_F(GroupTest, ReassignmentAfterTheRetentionReplaysTheWindow) {
     EXPECT_EQ(info->replay.start_offset, 0) << "partition " << p;
     EXPECT_EQ(info->replay.target_offset, 9) << "partition " << p;
   }
+}
+
+// A second client with the node's group.instance.id (a pod started twice, a copied config)
+// takes the node's place: the coordinator fences the node's member, and librdkafka raises a
+// fatal error in it (FENCED_INSTANCE_ID on its next heartbeat). The node re-creates its
+// consumer, which in turn fences the intruder, and serves again. On main it answered reason 1
+// for every stream from then on, and /live stayed 200.
+TEST_F(GroupTest, AFencedStaticMemberRecreatesItsConsumerAndServesAgain) {
+  const int64_t now = NowMs();
+  for (uint64_t i = 0; i < 40; ++i) kafka().Produce("t", i, now);
+  kafka().Flush();
+  const config::Config c = NodeConfig("a");
+  auto node = Start("a");
+  ASSERT_TRUE(node);
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node, kPartitions) && Streams(*node, "t", all_) == 40; }, 60s));
+  const auto before = Generations(*node);
+
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"bootstrap.servers", Broker().bootstrap()},
+                                                               {"group.id", c.kafka.consumer_group},
+                                                               {"group.instance.id", c.node.instance_id},
+                                                               {"partition.assignment.strategy", "cooperative-sticky"},
+                                                               {"session.timeout.ms", "6000"},
+                                                               {"heartbeat.interval.ms", "300"}}) {
+    ASSERT_EQ(rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err), RD_KAFKA_CONF_OK) << err;
+  }
+  rd_kafka_t* intruder = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  ASSERT_NE(intruder, nullptr) << err;
+  rd_kafka_poll_set_consumer(intruder);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, topic_.c_str(), RD_KAFKA_PARTITION_UA);
+  ASSERT_EQ(rd_kafka_subscribe(intruder, topics), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_topic_partition_list_destroy(topics);
+  bool intruder_fenced = false;
+  auto poll_intruder = [&] {
+    while (rd_kafka_message_t* m = rd_kafka_consumer_poll(intruder, 0)) {
+      intruder_fenced = intruder_fenced || m->err == RD_KAFKA_RESP_ERR__FATAL;
+      rd_kafka_message_destroy(m);
+    }
+  };
+  const auto intruded = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        poll_intruder();
+        return node->consumer().stats().restarts_fatal.load() >= 1;
+      },
+      30s));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        poll_intruder();
+        return intruder_fenced && AllReady(*node, kPartitions) && Generations(*node) != before;
+      },
+      60s));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - intruded).count();
+  std::cout << "realkafka: fenced by a second client with its instance id, the node serves again " << seconds
+            << " s later\n";
+  RecordProperty("fenced_ready_s", std::to_string(seconds));
+  EXPECT_EQ(node->consumer().stats().restarts_fatal.load(), 1u);
+  EXPECT_EQ(Streams(*node, "t", all_), 40u);
+  EXPECT_FALSE(node->consumer().Failure().has_value());
+  rd_kafka_destroy(intruder);  // fatal: destroyed without closing
+  for (uint64_t i = 40; i < 60; ++i) kafka().Produce("t", i, now);
+  kafka().Flush();
+  EXPECT_TRUE(WaitFor([&] { return Streams(*node, "t", all_) == 60; }, 30s));
 }
 
 // Node A (in this process) and node B (a limitsd process) split the partitions; B is
