@@ -8,7 +8,6 @@ find_package(absl REQUIRED CONFIG)          # libabsl-dev: flat_hash_map, btree_
 find_package(Protobuf 3.21 REQUIRED)        # libprotobuf-dev, protobuf-compiler (module mode)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka++>=2.0 rdkafka>=2.0)  # librdkafka-dev
-find_package(civetweb REQUIRED CONFIG)      # libcivetweb-dev: the HTTP server
 find_package(gRPC REQUIRED CONFIG)          # libgrpc++-dev, protobuf-compiler-grpc
 find_package(prometheus-cpp REQUIRED CONFIG)  # prometheus-cpp-dev
 find_package(Snappy REQUIRED CONFIG)        # libsnappy-dev: dskit's ring value codec

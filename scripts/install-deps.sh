@@ -13,7 +13,7 @@ esac
 
 packages=(
   build-essential cmake pkg-config
-  librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev libcivetweb-dev
+  librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev
   libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev zlib1g-dev

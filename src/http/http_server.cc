@@ -1,60 +1,86 @@
 #include "http/http_server.h"
 
-#include <civetweb.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <mutex>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "common/listen_address.h"
 #include "common/log.h"
 #include "common/utf8.h"
+#include "http/event_loop.h"
+#include "http/request_head.h"
 
 namespace limits::http {
 namespace {
 
-const char* Reason(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "";
-  }
-}
-
-// Every endpoint is read-only.
-constexpr char kAllowed[] = "GET, HEAD";
-
-// A worker thread serves one connection at a time, and a connection that sends nothing holds
-// its worker until the request timeout: enough workers that idle or slow clients cannot take
-// them all from the probes, and a timeout short enough that they give them back soon.
-// Keep-alive is off (every response closes), so an idle keep-alive connection holds nothing.
-constexpr char kWorkerThreads[] = "64";
-constexpr char kRequestTimeoutMs[] = "2000";
-
-// civetweb wants "3100" (every interface), "127.0.0.1:0" or "[::1]:0" (IPv6 only in builds
-// with it; Debian 12's has none); host names other than localhost are not resolved.
-Result<std::string> CivetPorts(const std::string& listen) {
-  ASSIGN_OR_RETURN(ListenAddress a, ParseListenAddress(listen));
-  const std::string port = std::to_string(a.port);
-  if (a.host.empty() || a.host == "0.0.0.0") return port;
-  if (a.host == "localhost") return "127.0.0.1:" + port;
-  if (a.host.find(':') != std::string::npos) {
-    if (mg_check_feature(8) == 0) {
-      return Status::InvalidArgument("http: " + listen + ": this civetweb build has no IPv6; use :" + port +
-                                     " or an IPv4 address");
-    }
-    return "[" + a.host + "]:" + port;
-  }
-  return a.host + ":" + port;
-}
+constexpr char kText[] = "text/plain; charset=utf-8";
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+// The socket address of a listen address: an IPv4 or IPv6 literal, "" for every IPv4
+// interface (as ":3100" always meant; "[::]:3100" takes IPv6 too), "localhost" as 127.0.0.1,
+// else the first address the name resolves to.
+Result<sockaddr_storage> SocketAddress(const ListenAddress& a, socklen_t* len) {
+  sockaddr_storage ss{};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  const std::string host = a.host.empty() ? "0.0.0.0" : a.host == "localhost" ? "127.0.0.1" : a.host;
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(a.port));
+    *len = sizeof *v4;
+    return ss;
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(a.port));
+    *len = sizeof *v6;
+    return ss;
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(a.port);
+  if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0 || found == nullptr) {
+    return Status::InvalidArgument("cannot resolve " + host + ": " + gai_strerror(rc));
+  }
+  std::memcpy(&ss, found->ai_addr, found->ai_addrlen);
+  *len = found->ai_addrlen;
+  freeaddrinfo(found);
+  return ss;
+}
+
+// A non-blocking listening socket, bound.
+Result<int> Listen(const std::string& listen) {
+  Result<ListenAddress> a = ParseListenAddress(listen);
+  if (!a.ok()) return a.status().Prefixed("http");
+  socklen_t len = 0;
+  Result<sockaddr_storage> addr = SocketAddress(*a, &len);
+  if (!addr.ok()) return addr.status().Prefixed("http: " + listen);
+  const int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Unavailable("http: cannot listen on " + listen + ": " + strerror(errno));
+  // A restart may bind while the last run's connections sit in TIME_WAIT; a port another
+  // socket listens on is still refused.
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&*addr), len) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    const int err = errno;
+    close(fd);
+    return Status::Unavailable("http: cannot listen on " + listen + ": " + strerror(err));
+  }
+  return fd;
 }
 
 }  // namespace
@@ -80,82 +106,102 @@ Result<std::string> DecodePath(std::string_view raw) {
   return out;
 }
 
+HttpServer::HttpServer() = default;
+
+HttpServer::~HttpServer() { Stop(); }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
-                                                      std::vector<std::pair<std::string, Handler>> routes) {
-  static std::once_flag init;
-  std::call_once(init, [] { mg_init_library(0); });
+                                                      std::vector<std::pair<std::string, Handler>> routes,
+                                                      HttpServerOptions options) {
+  if (options.worker_threads == 0 || options.max_connections == 0 || options.max_head_bytes == 0) {
+    return Status::InvalidArgument("http: worker_threads, max_connections and max_head_bytes must be positive");
+  }
   auto server = std::unique_ptr<HttpServer>(new HttpServer());
-  server->routes_ = std::move(routes);
-  ASSIGN_OR_RETURN(const std::string ports, CivetPorts(listen));
-  // decode_url=no: civetweb's decoding stops a path at an encoded NUL; DecodePath refuses it.
-  const char* options[] = {"listening_ports", ports.c_str(),     "num_threads",       kWorkerThreads,
-                           "request_timeout_ms", kRequestTimeoutMs, "enable_keep_alive", "no",
-                           "decode_url",         "no",              nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = [](const mg_connection*, const char* message) {
-    log::Warn("http", message);
-    return 1;
-  };
-  server->ctx_ = mg_start(&callbacks, nullptr, options);
-  if (server->ctx_ == nullptr) return Status::Unavailable("http: cannot listen on " + listen);
-  mg_set_request_handler(server->ctx_, "/", &HttpServer::Dispatch, server.get());
-  mg_server_port bound[4] = {};
-  if (mg_get_server_ports(server->ctx_, 4, bound) > 0) server->port_ = bound[0].port;
+  for (auto& [pattern, handler] : routes) server->routes_.push_back({pattern, std::move(handler), false});
+  for (const std::string& probe : options.probes) {
+    auto it = std::find_if(server->routes_.begin(), server->routes_.end(),
+                           [&](const Route& r) { return r.pattern == probe; });
+    if (it == server->routes_.end()) return Status::InvalidArgument("http: probe " + probe + " is not a route");
+    it->probe = true;
+  }
+  ASSIGN_OR_RETURN(const int fd, Listen(listen));
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+    server->port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+  HttpServer* self = server.get();
+  ASSIGN_OR_RETURN(server->loop_,
+                   EventLoop::Start(fd, options, server->stats_, [self](std::string_view head) { return self->OnHead(head); }));
   log::Info("http", "listening").Kv("address", listen).Kv("port", server->port_);
   return server;
 }
 
-HttpServer::~HttpServer() { Stop(); }
-
 void HttpServer::Stop() {
-  if (ctx_ != nullptr) {
-    mg_stop(ctx_);
-    ctx_ = nullptr;
-  }
+  if (loop_) loop_->Stop();
 }
 
-Response HttpServer::Route(const Request& request) const {
-  const std::pair<std::string, Handler>* best = nullptr;
-  for (const auto& route : routes_) {
-    const std::string& pattern = route.first;
+const HttpServer::Route* HttpServer::Find(const std::string& path) const {
+  const Route* best = nullptr;
+  for (const Route& route : routes_) {
+    const std::string& pattern = route.pattern;
     const bool prefix = pattern.size() > 1 && pattern.back() == '/';
-    const bool match = prefix ? request.path.rfind(pattern, 0) == 0 : request.path == pattern;
-    if (match && (best == nullptr || pattern.size() > best->first.size())) best = &route;
+    const bool match = prefix ? path.rfind(pattern, 0) == 0 : path == pattern;
+    if (match && (best == nullptr || pattern.size() > best->pattern.size())) best = &route;
   }
-  if (best == nullptr) return {404, "text/plain; charset=utf-8", "not found: " + request.path + "\n"};
-  return best->second(request);
+  return best;
 }
 
-Response HttpServer::Handle(const mg_request_info& info) const {
-  Request request{info.request_method ? info.request_method : "", "", info.query_string ? info.query_string : ""};
-  if (request.method != "GET" && request.method != "HEAD") {
-    return {405, "text/plain; charset=utf-8", "method " + request.method + " not allowed; use GET or HEAD\n"};
-  }
-  // local_uri: dot segments removed, percent-encoding left to us (decode_url=no).
-  Result<std::string> path = DecodePath(info.local_uri ? info.local_uri : "");
-  if (!path.ok()) return {400, "text/plain; charset=utf-8", "bad request: " + path.status().message() + "\n"};
-  request.path = std::move(*path);
+namespace {
+
+Response Invoke(const Handler& handler, const Request& request) {
   try {
-    return Route(request);
+    return handler(request);
   } catch (const std::exception& e) {
-    return {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
+    log::Warn("http", "handler failed").Kv("path", request.path).Kv("error", e.what());
+    return {500, kText, std::string("internal error: ") + e.what() + "\n"};
   } catch (...) {
-    return {500, "text/plain; charset=utf-8", "internal error\n"};
+    log::Warn("http", "handler failed").Kv("path", request.path);
+    return {500, kText, "internal error\n"};
   }
 }
 
-int HttpServer::Dispatch(mg_connection* conn, void* self) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  const Response response = static_cast<HttpServer*>(self)->Handle(*info);
-  const std::string method = info->request_method ? info->request_method : "";
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-            "%sConnection: close\r\n\r\n",
-            response.status, Reason(response.status), response.content_type.c_str(), response.body.size(),
-            response.status == 405 ? (std::string("Allow: ") + kAllowed + "\r\n").c_str() : "");
-  if (method != "HEAD") mg_write(conn, response.body.data(), response.body.size());
-  return response.status;
+Dispatch Now(const Response& response, bool head_only) {
+  return {SerializeResponse(response, !head_only), nullptr, head_only};
+}
+
+}  // namespace
+
+Dispatch HttpServer::OnHead(std::string_view head) {
+  Result<RequestLine> line = ParseRequestHead(head);
+  if (!line.ok()) {
+    stats_.bad_requests.fetch_add(1, std::memory_order_relaxed);
+    return Now({400, kText, "bad request: " + line.status().message() + "\n"}, false);
+  }
+  const bool head_only = line->method == "HEAD";
+  if (line->method != "GET" && !head_only) {
+    return Now({405, kText, "method " + line->method + " not allowed; use GET or HEAD\n"}, false);
+  }
+  Result<Target> target = SplitTarget(line->target);
+  Result<std::string> path = target.ok() ? DecodePath(target->path) : Result<std::string>(target.status());
+  if (!path.ok()) {
+    stats_.bad_requests.fetch_add(1, std::memory_order_relaxed);
+    return Now({400, kText, "bad request: " + path.status().message() + "\n"}, head_only);
+  }
+  Request request{std::move(line->method), std::move(*path), std::move(target->query)};
+  const Route* route = Find(request.path);
+  if (route == nullptr) return Now({404, kText, "not found: " + request.path + "\n"}, head_only);
+  if (route->probe) return Now(Invoke(route->handler, request), head_only);
+  return {{},
+          [route, request = std::move(request), head_only]() -> std::string {
+            try {
+              return SerializeResponse(Invoke(route->handler, request), !head_only);
+            } catch (...) {  // out of memory for the response: nothing may escape a worker
+              return SerializeResponse({500, kText, "internal error\n"}, !head_only);
+            }
+          },
+          head_only};
 }
 
 }  // namespace limits::http

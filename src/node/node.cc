@@ -180,7 +180,12 @@ Status Node::StartParts() {
                         return http::Response{200, "application/json", gossip->StatusJson()};
                       }});
   }
-  Result<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(c.server.http_listen, std::move(routes));
+  // Kubernetes' probes are answered on the server's event loop, apart from the worker pool
+  // that serves /metrics and the documents: both handlers only read memory, under brief locks.
+  http::HttpServerOptions http_options;
+  http_options.probes = {"/ready", "/live"};
+  Result<std::unique_ptr<http::HttpServer>> http =
+      http::HttpServer::Start(c.server.http_listen, std::move(routes), std::move(http_options));
   if (!http.ok()) return http.status().Prefixed("server.http_listen " + c.server.http_listen);
   http_ = std::move(*http);
   log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
