@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -32,7 +32,7 @@ class NameTable {
   std::optional<uint32_t> Acquire(std::string_view name, bool reserved = false) {
     std::unique_lock lock(mu_);
     if (auto it = ids_.find(name); it != ids_.end()) {
-      ++entries_[it->second].refs;
+      ++entries_[it->second]->refs;
       return it->second;
     }
     if (ids_.size() >= (reserved ? reserved_capacity_ : capacity_)) return std::nullopt;
@@ -42,17 +42,17 @@ class NameTable {
       free_.pop_back();
     } else {
       id = static_cast<uint32_t>(entries_.size());
-      entries_.emplace_back();
+      entries_.push_back(std::make_unique<Entry>());
     }
-    entries_[id] = Entry{std::string(name), 1};
-    ids_.emplace(entries_[id].name, id);  // views the deque element, which never moves
+    *entries_[id] = Entry{std::string(name), 1};
+    ids_.emplace(entries_[id]->name, id);  // views the entry's string, which never moves
     return id;
   }
 
   // Drops one reference; the last one frees the id for reuse.
   void Release(uint32_t id) {
     std::unique_lock lock(mu_);
-    Entry& e = entries_.at(id);
+    Entry& e = *entries_.at(id);
     if (e.refs == 0 || --e.refs > 0) return;
     ids_.erase(e.name);
     e.name.clear();
@@ -70,7 +70,7 @@ class NameTable {
   // the view cannot be reused underneath it.
   std::string_view Name(uint32_t id) const {
     std::shared_lock lock(mu_);
-    return entries_.at(id).name;
+    return entries_.at(id)->name;
   }
 
   // Names in use.
@@ -89,7 +89,9 @@ class NameTable {
   const uint32_t reserved_capacity_;
   mutable std::shared_mutex mu_;
   absl::flat_hash_map<std::string_view, uint32_t> ids_;  // GUARDED_BY(mu_)
-  std::deque<Entry> entries_;                            // GUARDED_BY(mu_)
+  // One allocation each, not a deque: an empty deque is a 512-byte block, and every tenant has
+  // a table of policies (most with one name).
+  std::vector<std::unique_ptr<Entry>> entries_;  // GUARDED_BY(mu_)
   std::vector<uint32_t> free_;                           // GUARDED_BY(mu_)
 };
 
