@@ -18,7 +18,10 @@ namespace limits::rpc {
 
 struct GrpcServerOptions {
   std::string listen;                     // host:port, [v6]:port or :port
-  int max_receive_bytes = 64 << 20;       // a request larger than this is refused by gRPC
+  // A request larger than this is refused by gRPC. Above what Loki's limits client can send
+  // (dskit grpcclient's grpc-max-send-msg-size, 100 MiB by default), so no push Loki can
+  // make is refused for its size.
+  int max_receive_bytes = 128 << 20;
   // Calls the service has received and not yet answered; Stop() closes the connections once
   // it is 0 instead of waiting out the grace. Unset: Stop() waits for gRPC's own shutdown.
   std::function<int64_t()> in_flight = nullptr;
