@@ -53,6 +53,9 @@ TEST(LoadConfigTest, EmptyFileMeansDocumentedDefaults) {
   EXPECT_TRUE(c.server.latch_readiness);  // Loki's semantics by default
   EXPECT_EQ(c.limits.overrides_file, "");
   EXPECT_FALSE(c.limits.enforce_rate);
+  EXPECT_EQ(c.limits.max_tenants, 100'000);
+  EXPECT_EQ(c.limits.max_rate_keys_per_tenant, 10'000);
+  EXPECT_EQ(c.limits.max_rate_keys, 1'000'000);
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 5000u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 4.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 6.0);
@@ -71,6 +74,9 @@ TEST(LoadConfigTest, TheShippedExampleIsValidAndStatesTheDefaults) {
   EXPECT_EQ(example->kafka.consumer_group, "limitsd-zone-a");
   EXPECT_EQ(example->server.latch_readiness, defaults.server.latch_readiness);
   EXPECT_EQ(example->limits.enforce_rate, defaults.limits.enforce_rate);
+  EXPECT_EQ(example->limits.max_tenants, defaults.limits.max_tenants);
+  EXPECT_EQ(example->limits.max_rate_keys_per_tenant, defaults.limits.max_rate_keys_per_tenant);
+  EXPECT_EQ(example->limits.max_rate_keys, defaults.limits.max_rate_keys);
   EXPECT_EQ(example->kafka.stall_timeout, defaults.kafka.stall_timeout);
   EXPECT_EQ(example->kafka.max_consumer_restarts, defaults.kafka.max_consumer_restarts);
   EXPECT_EQ(example->kafka.consumer_restart_window, defaults.kafka.consumer_restart_window);
@@ -115,6 +121,9 @@ format = "logfmt"
 [limits]
 overrides_file = "/etc/limitsd/overrides.toml"
 enforce_rate = true
+max_tenants = 5000
+max_rate_keys_per_tenant = 200
+max_rate_keys = 300000
 [limits.defaults]
 max_global_streams_per_user = 100
 ingestion_rate_mb = 8
@@ -144,6 +153,9 @@ policy_max_streams = { gold = 5 }
   EXPECT_FALSE(c.server.latch_readiness);
   EXPECT_EQ(c.log.format, "logfmt");
   EXPECT_TRUE(c.limits.enforce_rate);
+  EXPECT_EQ(c.limits.max_tenants, 5000);
+  EXPECT_EQ(c.limits.max_rate_keys_per_tenant, 200);
+  EXPECT_EQ(c.limits.max_rate_keys, 300'000);
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 100u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 8.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 12.5);
@@ -209,6 +221,13 @@ TEST(LoadConfigTest, BadValuesAreNamed) {
               HasSubstr("limits.defaults.ingestion_rate_mb: must be a finite number >= 0"));
   EXPECT_THAT(ErrorOf("[limits.defaults]\ningestion_rate_mb = nan\n"),
               HasSubstr("limits.defaults.ingestion_rate_mb: must be a finite number >= 0"));
+}
+
+TEST(LoadConfigTest, MemoryBoundsArePositive) {
+  EXPECT_THAT(ErrorOf("[limits]\nmax_tenants = 0\n"), HasSubstr("limits.max_tenants"));
+  EXPECT_THAT(ErrorOf("[limits]\nmax_tenants = 16777217\n"), HasSubstr("limits.max_tenants"));
+  EXPECT_THAT(ErrorOf("[limits]\nmax_rate_keys_per_tenant = 0\n"), HasSubstr("limits.max_rate_keys_per_tenant"));
+  EXPECT_THAT(ErrorOf("[limits]\nmax_rate_keys = 0\n"), HasSubstr("limits.max_rate_keys"));
 }
 
 TEST(LoadConfigTest, ZeroPartitionsIsRejected) {
