@@ -89,7 +89,11 @@ EventLoop::EventLoop(int listen_fd, const HttpServerOptions& options, HttpServer
       on_head_(std::move(on_head)),
       listen_fd_(listen_fd),
       next_id_(kFirstConnectionId),
-      pool_(options.worker_threads, options.max_queued) {}
+      pool_(TaskPool::Options{.threads = options.worker_threads,
+                              .max_queued = options.max_queued,
+                              .max_queued_bytes = SIZE_MAX,
+                              .run_queued_on_stop = false,  // their connections are being closed
+                              .name = "http-worker"}) {}
 
 EventLoop::~EventLoop() { Stop(); }
 
@@ -289,7 +293,7 @@ void EventLoop::OnHead(Connection& c, size_t head_size) {
   c.state = State::kHandling;
   Want(c, 0);
   const uint64_t id = c.id;
-  if (pool_.TryPost([this, id, work = std::move(d.work)] { Complete(id, work()); })) return;
+  if (pool_.TrySubmit(0, [this, id, work = std::move(d.work)] { Complete(id, work()); })) return;
   stats_.busy.fetch_add(1, std::memory_order_relaxed);
   Respond(c, SerializeResponse({503, "text/plain; charset=utf-8",
                                 "busy: " + std::to_string(options_.max_queued) + " requests wait already; try again\n"},

@@ -1,6 +1,6 @@
 // EventLoop: HttpServer's connections — one thread with epoll over non-blocking sockets, which
 // accepts, reads request heads, hands each complete head to the server (HeadHandler), runs
-// what the server defers on a WorkerPool, and writes every response back. It owns the bounds
+// what the server defers on a TaskPool, and writes every response back. It owns the bounds
 // of HttpServerOptions (head size, request and write deadlines, the connection cap, the worker
 // queue); the server owns HTTP's meaning (routes, methods, paths). Internal to limits::http.
 //
@@ -31,7 +31,7 @@
 #include "common/result.h"
 #include "http/connection_io.h"
 #include "http/http_server.h"
-#include "http/worker_pool.h"
+#include "common/task_pool.h"
 
 namespace limits::http {
 
@@ -117,7 +117,7 @@ class EventLoop {
   std::mutex done_mu_;
   std::vector<std::pair<uint64_t, std::string>> done_;  // GUARDED_BY(done_mu_)
 
-  WorkerPool pool_;
+  TaskPool pool_;
   std::thread thread_;
   std::mutex stop_mu_;
   bool stopped_ = false;  // GUARDED_BY(stop_mu_)

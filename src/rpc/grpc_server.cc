@@ -33,7 +33,7 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   // the kernel splits calls between the two, silently. One port, one node.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // No ResourceQuota thread cap: the service runs on the callback API and queues calls for its
-  // own handler threads (HandlerPool), so there is no sync thread pool to exhaust.
+  // own handler threads (common/task_pool.h), so there is no sync thread pool to exhaust.
   builder.RegisterService(&service);
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) {

@@ -1,19 +1,21 @@
-#include "rpc/handler_pool.h"
+#include "common/task_pool.h"
 
-namespace limits::rpc {
+#include <pthread.h>
 
-HandlerPool::HandlerPool(Options options) : options_(options) {
+namespace limits {
+
+TaskPool::TaskPool(Options options) : options_(std::move(options)) {
   threads_.reserve(options_.threads);
   for (size_t i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 
-HandlerPool::~HandlerPool() { Stop(); }
+TaskPool::~TaskPool() { Stop(); }
 
-bool HandlerPool::TrySubmit(size_t bytes, std::function<void()> task) {
+bool TaskPool::TrySubmit(size_t bytes, std::function<void()> task) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || queue_.size() >= options_.max_queued) return false;
-    // One request larger than the byte budget still runs when nothing else waits.
+    // Idle threads take a task each at once: only what is left over waits.
+    if (stopping_ || queue_.size() >= options_.max_queued + idle_) return false;
     if (!queue_.empty() && queued_bytes_ + bytes > options_.max_queued_bytes) return false;
     queue_.push_back({bytes, std::move(task)});
     queued_bytes_ += bytes;
@@ -22,10 +24,14 @@ bool HandlerPool::TrySubmit(size_t bytes, std::function<void()> task) {
   return true;
 }
 
-void HandlerPool::Stop() {
+void TaskPool::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    if (!options_.run_queued_on_stop) {
+      queue_.clear();
+      queued_bytes_ = 0;
+    }
   }
   cv_.notify_all();
   for (std::thread& t : threads_) {
@@ -33,15 +39,18 @@ void HandlerPool::Stop() {
   }
 }
 
-size_t HandlerPool::queued() const {
+size_t TaskPool::queued() const {
   std::lock_guard lock(mu_);
   return queue_.size();
 }
 
-void HandlerPool::Work() {
+void TaskPool::Work() {
+  pthread_setname_np(pthread_self(), options_.name.substr(0, 15).c_str());
   std::unique_lock lock(mu_);
   for (;;) {
+    ++idle_;
     cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    --idle_;
     if (queue_.empty()) return;  // stopping, and nothing left to run
     Task task = std::move(queue_.front());
     queue_.pop_front();
@@ -52,4 +61,4 @@ void HandlerPool::Work() {
   }
 }
 
-}  // namespace limits::rpc
+}  // namespace limits

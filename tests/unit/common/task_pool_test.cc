@@ -1,4 +1,4 @@
-#include "rpc/handler_pool.h"
+#include "common/task_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -7,15 +7,15 @@
 #include <mutex>
 #include <thread>
 
-namespace limits::rpc {
+namespace limits {
 namespace {
 
-TEST(HandlerPoolTest, RunsInOrderAndRefusesBeyondTheQueue) {
+TEST(TaskPoolTest, RunsInOrderAndRefusesBeyondTheQueue) {
   std::mutex mu;
   std::condition_variable cv;
   bool open = false;
   std::atomic<int> ran{0};
-  HandlerPool pool({.threads = 1, .max_queued = 2, .max_queued_bytes = 1000});
+  TaskPool pool({.threads = 1, .max_queued = 2, .max_queued_bytes = 1000});
   auto blocker = [&] {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return open; });
@@ -38,15 +38,25 @@ TEST(HandlerPoolTest, RunsInOrderAndRefusesBeyondTheQueue) {
   EXPECT_FALSE(pool.TrySubmit(1, [] {}));  // stopped
 }
 
-TEST(HandlerPoolTest, TheByteBudgetBoundsWhatWaits) {
-  HandlerPool pool({.threads = 0, .max_queued = 100, .max_queued_bytes = 100});
+TEST(TaskPoolTest, TheByteBudgetBoundsWhatWaits) {
+  TaskPool pool({.threads = 0, .max_queued = 100, .max_queued_bytes = 100});
   EXPECT_TRUE(pool.TrySubmit(500, [] {}));   // alone: a request above the budget still gets in
   EXPECT_FALSE(pool.TrySubmit(1, [] {}));    // 500 bytes wait already
-  HandlerPool other({.threads = 0, .max_queued = 100, .max_queued_bytes = 100});
+  TaskPool other({.threads = 0, .max_queued = 100, .max_queued_bytes = 100});
   EXPECT_TRUE(other.TrySubmit(60, [] {}));
   EXPECT_TRUE(other.TrySubmit(40, [] {}));
   EXPECT_FALSE(other.TrySubmit(1, [] {}));
 }
 
+// The HTTP server's pool: a stop drops what waits (its connections are being closed).
+TEST(TaskPoolTest, AStopMayDropWhatWaits) {
+  std::atomic<int> ran{0};
+  TaskPool pool({.threads = 0, .max_queued = 10, .max_queued_bytes = 100, .run_queued_on_stop = false, .name = "t"});
+  EXPECT_TRUE(pool.TrySubmit(0, [&] { ++ran; }));
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
 }  // namespace
-}  // namespace limits::rpc
+}  // namespace limits
