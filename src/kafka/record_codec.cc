@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/proto_wire.h"
 #include "common/utf8.h"
 #include "limits/record_filter.h"
 #include "proto/limits.pb.h"
@@ -12,62 +13,7 @@ namespace limits::kafka {
 
 namespace {
 
-// Protobuf's wire format, as much of it as the two messages need.
-class WireReader {
- public:
-  explicit WireReader(std::string_view bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
-  bool done() const { return p_ == end_; }
-
-  bool Varint(uint64_t* v) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return false;
-      const auto byte = static_cast<uint8_t>(*p_++);
-      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        *v = result;
-        return true;
-      }
-    }
-    return false;  // more than 10 bytes
-  }
-  bool Bytes(std::string_view* v) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
-    *v = std::string_view(p_, n);
-    p_ += n;
-    return true;
-  }
-  // Skips a field of another number (or of an unexpected wire type), as protobuf keeps it
-  // as an unknown field. Groups (wire types 3 and 4) fail the parse, as in proto3.
-  bool Skip(uint32_t wire_type) {
-    uint64_t ignored = 0;
-    std::string_view bytes;
-    switch (wire_type) {
-      case 0: return Varint(&ignored);
-      case 1: return Advance(8);
-      case 2: return Bytes(&bytes);
-      case 5: return Advance(4);
-      default: return false;
-    }
-  }
-  bool Tag(uint32_t* field, uint32_t* wire_type) {
-    uint64_t tag = 0;
-    if (!Varint(&tag) || tag > UINT32_MAX) return false;
-    *field = static_cast<uint32_t>(tag >> 3);
-    *wire_type = static_cast<uint32_t>(tag & 7);
-    return *field != 0;
-  }
-
- private:
-  bool Advance(size_t n) {
-    if (n > static_cast<size_t>(end_ - p_)) return false;
-    p_ += n;
-    return true;
-  }
-  const char* p_;
-  const char* end_;
-};
+using WireReader = wire::Reader;
 
 bool DecodeMetadata(std::string_view bytes, RecordView* out) {
   WireReader r(bytes);
@@ -80,7 +26,7 @@ bool DecodeMetadata(std::string_view bytes, RecordView* out) {
       if (!r.Varint(&out->total_size)) return false;
     } else if (field == 3 && type == 2) {
       if (!r.Bytes(&out->policy) || !IsValidUtf8(out->policy)) return false;
-    } else if (!r.Skip(type)) {
+    } else if (!r.Skip(field, type)) {
       return false;
     }
   }
@@ -106,7 +52,7 @@ bool DecodeRecordValue(std::string_view value, RecordView* out) {
       // A message field given twice is merged, as protobuf does.
       if (!r.Bytes(&bytes) || !DecodeMetadata(bytes, out)) return false;
       has_metadata = true;
-    } else if (!r.Skip(type)) {
+    } else if (!r.Skip(field, type)) {
       return false;
     }
   }

@@ -108,7 +108,8 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   UpdateCondResult result;
   const std::span<const StreamUpdate> all(served);
   for (size_t begin = 0; begin < served.size(); begin += options_.slice_streams) {
-    const std::span<const StreamUpdate> slice = all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
+    const std::span<const StreamUpdate> slice =
+        all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
     Status st = store_.UpdateCond(tenant, slice, limits, *serving, &result, wait);
     if (!st.ok()) {
       if (options_.enforce_rate) rates_.Refund(tenant, bytes - accepted_bytes, burst);

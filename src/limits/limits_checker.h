@@ -60,6 +60,11 @@ class LimitsChecker {
                        Wait wait = Wait::kMay);
   Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
                      std::vector<UsageStore::StreamRate>* rates);
+  // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes): checked by both
+  // calls, and by the service before a request's first slice (a request may hold none).
+  Status Validate(std::string_view tenant) const;
+  // Streams checked and committed at a time (Options::slice_streams).
+  size_t slice_streams() const { return options_.slice_streams; }
   // Ready partitions -> assignment time (unix ns).
   std::map<int32_t, int64_t> AssignedPartitions() const { return partitions_.ReadyAssignedAtNanos(); }
 
@@ -67,8 +72,6 @@ class LimitsChecker {
   TenantCounters& ingested_bytes() { return ingested_bytes_; }
 
  private:
-  Status Validate(std::string_view tenant) const;
-
   UsageStore& store_;
   PartitionManager& partitions_;
   LimitsProvider& limits_;

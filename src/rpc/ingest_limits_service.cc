@@ -1,11 +1,11 @@
 #include "rpc/ingest_limits_service.h"
 
-#include <google/protobuf/arena.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include "common/log.h"
 #include "common/utf8.h"
 #include "rpc/limits_server.pb.h"
+#include "rpc/stream_list.h"
 
 namespace limits::rpc {
 namespace {
@@ -15,6 +15,9 @@ constexpr const char* kMethodNames[] = {"ExceedsLimits", "GetAssignedPartitions"
 constexpr const char* kRoutes[] = {"/proto.IngestLimits/ExceedsLimits", "/proto.IngestLimits/GetAssignedPartitions",
                                    "/proto.IngestLimits/UpdateRates"};
 enum Method { kExceedsLimits = 0, kGetAssignedPartitions = 1, kUpdateRates = 2 };
+// Above this a request goes to the pool without an attempt on gRPC's thread: a slice of
+// 10 000 streams is ~300 KB on the wire.
+constexpr size_t kInlineMaxBytes = 1 << 20;
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
@@ -46,48 +49,16 @@ bool Parse(const grpc::ByteBuffer& in, Message* out) {
   return out->ParseFromZeroCopyStream(&reader);
 }
 
-// A request's messages and strings in one arena whose first block is on the stack: parsed on
-// the heap, 100 streams were ~200 allocations and as many frees per call.
-class RequestArena {
- public:
-  RequestArena() : arena_(Options(block_, sizeof(block_))) {}
-  template <typename Message>
-  Message* Create() {
-    return google::protobuf::Arena::CreateMessage<Message>(&arena_);
-  }
-
- private:
-  static google::protobuf::ArenaOptions Options(char* block, size_t size) {
-    google::protobuf::ArenaOptions o;
-    o.initial_block = block;
-    o.initial_block_size = size;
-    return o;
-  }
-  alignas(16) char block_[16 << 10];  // 100 streams take ~8 KB
-  google::protobuf::Arena arena_;
-};
-
 template <typename Message>
 grpc::Status Serialize(const Message& message, grpc::ByteBuffer* out) {
   bool own_buffer = false;
   return grpc::SerializationTraits<Message>::Serialize(message, out, &own_buffer);
 }
 
-grpc::Status NotUtf8(const std::string& field, const std::string& value) {
+grpc::Status NotUtf8(const std::string& field, std::string_view value) {
   return {grpc::INVALID_ARGUMENT,
           field + " is not valid UTF-8 (byte " + std::to_string(FirstInvalidUtf8(value)) + " of " +
               std::to_string(value.size()) + ")"};
-}
-
-// The streams of a request. A policy is taken as sent, whatever its bytes: Loki takes it from
-// the client's X-Loki-Ingestion-Policy header, so the store decides per stream what a name it
-// does not keep counts as (policy_names.h), never failing the call.
-void Streams(const google::protobuf::RepeatedPtrField<proto::server::StreamMetadata>& in,
-             std::vector<StreamUpdate>* out) {
-  out->reserve(static_cast<size_t>(in.size()));
-  for (const proto::server::StreamMetadata& s : in) {
-    out->push_back({.stream_hash = s.streamhash(), .bytes = s.totalsize(), .policy = s.ingestionpolicy()});
-  }
 }
 
 grpc::Status Unparsable(int method) {
@@ -117,7 +88,7 @@ const char* LokiStatusCode(grpc::StatusCode code) {
 }
 
 IngestLimitsService::IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry,
-                                         HandlerPool::Options pool)
+                                         TaskPool::Options pool)
     : checker_(checker),
       requests_(prometheus::BuildCounter()
                     .Name("limitsd_grpc_requests_total")
@@ -188,6 +159,9 @@ grpc::ServerUnaryReactor* IngestLimitsService::Dispatch(int method, Mode mode, g
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
   inflight_[method]->Increment();
+  // A large request is decoded and checked slice by slice in the pool: gRPC's threads only
+  // take calls a slice of streams could fill.
+  if (mode == Mode::kInlineOrPool && request->Length() > kInlineMaxBytes) mode = Mode::kPool;
   if (mode != Mode::kPool) {
     const Wait wait = mode == Mode::kInline ? Wait::kMay : Wait::kNever;
     if (std::optional<grpc::Status> status = Run(method, *request, response, handler, wait)) {
@@ -272,24 +246,31 @@ grpc::ServerUnaryReactor* IngestLimitsService::UpdateRates(grpc::CallbackServerC
 
 std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out,
                                                                  Wait wait) {
-  RequestArena arena;
-  proto::server::ExceedsLimitsRequest& request = *arena.Create<proto::server::ExceedsLimitsRequest>();
-  if (!Parse(in, &request)) return Unparsable(kExceedsLimits);
+  const ContiguousBody body(in);
+  StreamList request;
+  if (!body.ok() || !request.Parse(body.view())) return Unparsable(kExceedsLimits);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
+  if (Status s = checker_.Validate(request.tenant()); !s.ok()) return ToGrpc(s);
+  // Slice by slice, each committed before the next is decoded: never on a thread that must
+  // not wait (a later slice could not give up cleanly).
+  const size_t slice = checker_.slice_streams();
+  if (wait == Wait::kNever && request.size() > slice) return std::nullopt;
+  std::string response;
   std::vector<StreamUpdate> streams;
-  Streams(request.streams(), &streams);
   std::vector<Rejection> rejected;
-  if (Status s = checker_.ExceedsLimits(request.tenant(), streams, &rejected, wait); !s.ok()) {
-    if (s.IsWouldBlock()) return std::nullopt;
-    return ToGrpc(s);
+  Status status;
+  request.ForEachSlice(slice, &streams, [&](std::span<const StreamUpdate> part) {
+    status = checker_.ExceedsLimits(request.tenant(), part, &rejected, wait);
+    if (!status.ok()) return false;
+    for (const Rejection& r : rejected) AppendResult(&response, r.stream_hash, r.reason);
+    return true;
+  });
+  if (!status.ok()) {
+    if (status.IsWouldBlock()) return std::nullopt;  // only ever a first and only slice: nothing changed
+    return ToGrpc(status);
   }
-  proto::ExceedsLimitsResponse response;
-  for (const Rejection& r : rejected) {
-    proto::ExceedsLimitsResult* result = response.add_results();
-    result->set_streamhash(r.stream_hash);
-    result->set_reason(r.reason);
-  }
-  return Serialize(response, out);
+  *out = ToByteBuffer(std::move(response));
+  return grpc::Status::OK;
 }
 
 grpc::Status IngestLimitsService::DoGetAssignedPartitions(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
@@ -302,21 +283,24 @@ grpc::Status IngestLimitsService::DoGetAssignedPartitions(const grpc::ByteBuffer
 }
 
 grpc::Status IngestLimitsService::DoUpdateRates(const grpc::ByteBuffer& in, grpc::ByteBuffer* out) {
-  RequestArena arena;
-  proto::server::UpdateRatesRequest& request = *arena.Create<proto::server::UpdateRatesRequest>();
-  if (!Parse(in, &request)) return Unparsable(kUpdateRates);
+  const ContiguousBody body(in);
+  StreamList request;
+  if (!body.ok() || !request.Parse(body.view())) return Unparsable(kUpdateRates);
   if (!IsValidUtf8(request.tenant())) return NotUtf8("tenant", request.tenant());
+  if (Status s = checker_.Validate(request.tenant()); !s.ok()) return ToGrpc(s);
+  std::string response;
   std::vector<StreamUpdate> streams;
-  Streams(request.streams(), &streams);
   std::vector<UsageStore::StreamRate> rates;
-  if (Status s = checker_.UpdateRates(request.tenant(), streams, &rates); !s.ok()) return ToGrpc(s);
-  proto::UpdateRatesResponse response;
-  for (const UsageStore::StreamRate& r : rates) {
-    proto::UpdateRatesResult* result = response.add_results();
-    result->set_streamhash(r.stream_hash);
-    result->set_rate(r.bytes_per_s);
-  }
-  return Serialize(response, out);
+  Status status;
+  request.ForEachSlice(checker_.slice_streams(), &streams, [&](std::span<const StreamUpdate> part) {
+    status = checker_.UpdateRates(request.tenant(), part, &rates);
+    if (!status.ok()) return false;
+    for (const UsageStore::StreamRate& r : rates) AppendResult(&response, r.stream_hash, r.bytes_per_s);
+    return true;
+  });
+  if (!status.ok()) return ToGrpc(status);
+  *out = ToByteBuffer(std::move(response));
+  return grpc::Status::OK;
 }
 
 }  // namespace limits::rpc

@@ -1,13 +1,15 @@
 // IngestLimitsService: Loki's IngestLimits gRPC service on gRPC's callback API with raw
 // (ByteBuffer) methods. ExceedsLimits runs on gRPC's own thread when every lock it needs is
 // free (no thread hand-off: a third of the call's cost); one that finds a lock busy changes
-// nothing there and is handed to a HandlerPool of our own, where waiting is fine, as
+// nothing there and is handed to a TaskPool of our own, where waiting is fine, as
 // UpdateRates always is. So 1000 concurrent calls queue and are served instead of meeting
 // "Server Threadpool Exhausted"; a full queue answers RESOURCE_EXHAUSTED at once. Requests
-// are parsed here (rpc/limits_server.proto: strings as bytes), so a garbage body or a
-// tenant/policy that is not UTF-8 is INVALID_ARGUMENT with a message, never INTERNAL. Converts our Status to grpc::Status once, here; counts requests by
-// method and code (limitsd_grpc_*) and under Loki's names (loki_request_duration_seconds,
-// loki_inflight_requests). Handlers never throw. Thread-safe; destroy after the server.
+// are decoded here (rpc/stream_list.h: a slice of streams at a time, strings as bytes), so
+// a garbage body or a tenant that is not UTF-8 is INVALID_ARGUMENT with a message, never
+// INTERNAL, and a request's size costs memory only for its bytes. Converts our Status to
+// grpc::Status once, here; counts requests by method and code (limitsd_grpc_*) and under
+// Loki's names (loki_request_duration_seconds, loki_inflight_requests). Handlers never
+// throw. Thread-safe; destroy after the server.
 #pragma once
 
 #include <prometheus/counter.h>
@@ -25,9 +27,9 @@
 #include <optional>
 #include <string>
 
+#include "common/task_pool.h"
 #include "limits/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
-#include "rpc/handler_pool.h"
 
 namespace limits::rpc {
 
@@ -43,7 +45,8 @@ using RawIngestLimitsService = proto::IngestLimits::WithRawCallbackMethod_Exceed
 
 class IngestLimitsService final : public RawIngestLimitsService {
  public:
-  IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry, HandlerPool::Options pool = {});
+  IngestLimitsService(LimitsChecker& checker, prometheus::Registry& registry,
+                      TaskPool::Options pool = {.name = "grpc-handler"});
   ~IngestLimitsService() override;
 
   grpc::ServerUnaryReactor* ExceedsLimits(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
@@ -98,7 +101,7 @@ class IngestLimitsService final : public RawIngestLimitsService {
   std::mutex create_mu_;  // only to create a series
   Series series_[kMethods][kCodes];
   std::atomic<int64_t> in_flight_{0};
-  HandlerPool pool_;  // last: its threads stop (and finish queued calls) before the rest dies
+  TaskPool pool_;  // last: its threads stop (and finish queued calls) before the rest dies
 };
 
 }  // namespace limits::rpc

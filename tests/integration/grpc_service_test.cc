@@ -116,7 +116,7 @@ class PartitionHold {
 
 class GrpcServiceTest : public ::testing::Test {
  protected:
-  void Start(HandlerPool::Options pool = {}, const std::string& listen = "127.0.0.1:0") {
+  void Start(TaskPool::Options pool = {}, const std::string& listen = "127.0.0.1:0") {
     opened_ = testing::TestStore::Open(dir_, Clock::System(), kPartitions);
     limits_ = std::make_unique<LimitsProvider>(TenantLimits{}, std::map<std::string, TenantOverrides>{});
     checker_ = std::make_unique<LimitsChecker>(*opened_.store, manager_, *limits_, rates_, sink_, Clock::System(),
@@ -235,7 +235,7 @@ TEST_F(GrpcServiceTest, Item19_AThousandConcurrentCallsQueueAndSucceed) {
 
 // Beyond the queue: RESOURCE_EXHAUSTED at once, with a message (README "API").
 TEST_F(GrpcServiceTest, Item19_BeyondTheQueueIsResourceExhaustedWithAMessage) {
-  Start(HandlerPool::Options{.threads = 0, .max_queued = 0});  // nothing can run or wait
+  Start(TaskPool::Options{.threads = 0, .max_queued = 0});  // nothing can run or wait
   PartitionHold hold(*opened_.store, {1});  // the call cannot run on gRPC's thread either
   proto::ExceedsLimitsResponse response;
   grpc::ClientContext ctx;
@@ -253,7 +253,7 @@ TEST_F(GrpcServiceTest, Item19_BeyondTheQueueIsResourceExhaustedWithAMessage) {
 // busy; then it waits for it on a handler thread, having changed nothing before, and is
 // answered once the lock is free.
 TEST_F(GrpcServiceTest, ExceedsLimitsRunsOnGrpcsThreadUnlessALockIsBusy) {
-  Start(HandlerPool::Options{.threads = 1});
+  Start(TaskPool::Options{.threads = 1});
   ASSERT_TRUE(opened_.store->EnsurePartitions(std::vector<int32_t>{0, 1, 2, 3}).ok());
   {
     grpc::ClientContext ctx;
@@ -391,12 +391,19 @@ TEST_F(GrpcServiceTest, Item23_InvalidUtf8AndGarbageBodiesAreInvalidArgumentWith
     EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT) << method;
     EXPECT_THAT(s.error_message(), HasSubstr("the request body is not a valid proto.")) << method;
   }
+  // A request of no streams is decoded slice by slice into no slice at all: the tenant is
+  // still checked (the empty body is an empty tenant).
+  for (const char* method : {"/proto.IngestLimits/ExceedsLimits", "/proto.IngestLimits/UpdateRates"}) {
+    s = RawCall(method, "");
+    EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(s.error_message(), "tenant is required") << method;
+  }
   // Valid UTF-8 beyond ASCII is fine, and the same bytes through the generated client work.
   proto::ExceedsLimitsResponse response;
   grpc::ClientContext ctx;
   EXPECT_TRUE(stub_->ExceedsLimits(&ctx, Request("t\xC3\xA9n\xC3\xA4nt", 3), &response).ok());
   const testing::ParsedMetrics m = Scrape();
-  EXPECT_EQ(m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "InvalidArgument"}}), 2);
+  EXPECT_EQ(m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "InvalidArgument"}}), 3);
 }
 
 // Issue 10 item 3: dskit's request metrics, so Loki's dashboards see limitsd's gRPC traffic.
