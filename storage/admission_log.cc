@@ -156,7 +156,16 @@ Result<std::unique_ptr<AdmissionLog>> AdmissionLog::Open(const std::string& dir,
   }
   std::sort(log->found_.begin(), log->found_.end());
   if (!log->found_.empty()) log->epoch_ = log->found_.back() + 1;
+  if (!read_only) {
+    // The first file now, at start: a request thread never opens one (Rotate opens the next).
+    log->fd_ = log->OpenFile(log->epoch_);
+    if (log->fd_ < 0) return Errno("admission log: open " + log->PathOf(log->epoch_));
+  }
   return log;
+}
+
+int AdmissionLog::OpenFile(uint64_t epoch) const {
+  return ::open(PathOf(epoch).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 AdmissionLog::~AdmissionLog() {
@@ -191,42 +200,63 @@ Status AdmissionLog::Append(std::span<const AdmittedStream> entries) {
   thread_local std::string record;
   record.clear();
   EncodeRecord(entries, &record);
-  std::shared_lock lock(mu_);
-  while (fd_ < 0) {
-    lock.unlock();
-    {
-      std::unique_lock open(mu_);
-      if (fd_ < 0) {
-        const std::string path = PathOf(epoch_);
-        fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd_ < 0) return Errno("admission log: open " + path);
-      }
+  Status s;
+  {
+    std::shared_lock lock(mu_);
+    written_.store(true, std::memory_order_relaxed);
+    // One write() per record: with O_APPEND, concurrent appends never interleave within a
+    // record (a regular file's writes are serialised by the kernel).
+    ssize_t n = 0;
+    if (fail_next_.load(std::memory_order_relaxed) > 0 && fail_next_.fetch_sub(1, std::memory_order_relaxed) > 0) {
+      errno = ENOSPC;
+      n = -1;
+    } else {
+      n = ::write(fd_, record.data(), record.size());
     }
-    lock.lock();
+    if (n < 0) {
+      s = Errno("admission log: write");
+    } else if (static_cast<size_t>(n) != record.size()) {
+      // A short write (a full disk) leaves a torn record that ends the file's reading: the
+      // caller flushes, which seals this file and deletes it once the rows cover it.
+      s = Status::IOError("admission log: short write (" + std::to_string(n) + " of " +
+                          std::to_string(record.size()) + " bytes)");
+    }
   }
-  // One write() per record: with O_APPEND, concurrent appends never interleave within a
-  // record (a regular file's writes are serialised by the kernel).
-  const ssize_t n = ::write(fd_, record.data(), record.size());
-  if (n < 0) return Errno("admission log: write");
-  if (static_cast<size_t>(n) != record.size()) {
-    // A short write (a full disk) leaves a torn record that ends the file's reading.
-    return Status::IOError("admission log: short write (" + std::to_string(n) + " of " +
-                           std::to_string(record.size()) + " bytes)");
+  // A record far larger than usual keeps its buffer only until the next call.
+  if (record.capacity() > (1 << 20)) std::string().swap(record);
+  if (!s.ok()) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    return s;
   }
   appended_.fetch_add(1, std::memory_order_relaxed);
   return Status::OK();
 }
 
 std::optional<uint64_t> AdmissionLog::Rotate() {
+  if (read_only_) return std::nullopt;
   std::unique_lock lock(mu_);
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-    sealed_.push_back(epoch_);
-    ++epoch_;
+  if (written_.load(std::memory_order_relaxed)) {
+    // The next file before sealing this one: when it cannot be opened (out of descriptors,
+    // a full disk), appends go on to the current file, sealed at a later flush.
+    const int next = OpenFile(epoch_ + 1);
+    if (next < 0) {
+      const int err = errno;
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      log::Warn("store", "cannot open the next admission-log file; appending to the current one")
+          .Kv("path", PathOf(epoch_ + 1))
+          .Kv("error", std::strerror(err));
+    } else {
+      ::close(fd_);
+      fd_ = next;
+      sealed_.push_back(epoch_);
+      ++epoch_;
+      written_.store(false, std::memory_order_relaxed);
+    }
   }
-  if (sealed_.empty() && found_.empty()) return std::nullopt;
-  return epoch_ - 1;
+  if (!sealed_.empty()) return sealed_.back();
+  if (!found_.empty()) return found_.back();
+  return std::nullopt;
 }
 
 Status AdmissionLog::Trim(uint64_t epoch) {

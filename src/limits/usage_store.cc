@@ -145,11 +145,15 @@ Status UsageStore::ReplayAdmissions(LoadStats* stats) {
         PartitionUsage* pu = Partition(a.partition);
         // A partition without data now was dropped after the admission: nothing to restore.
         if (pu == nullptr || !pu->present || static_cast<int64_t>(a.seen_s) < cutoff) return;
-        if (a.stream_hash % static_cast<uint64_t>(options_.num_partitions) != static_cast<uint64_t>(a.partition)) return;
+        const auto p = static_cast<uint64_t>(a.partition);
+        if (a.stream_hash % static_cast<uint64_t>(options_.num_partitions) != p) return;
         std::lock_guard lock(pu->mu());
         TenantId tid = 0;
         TenantStreams* ts = pu->FindOrCreate(a.tenant, &tid);
-        if (ts == nullptr) return;
+        if (ts == nullptr) {
+          ++stats->admissions_dropped;  // limits.max_tenants lowered since: the tenant is not kept
+          return;
+        }
         const PolicyId pid = PolicyIdFor(*ts, a.policy);
         // Idempotent: a row (or an earlier entry) at least as new leaves the stream as it is.
         ts->Observe(a.stream_hash, pid, a.seen_s, 0, /*persist=*/!options_.read_only);
@@ -159,6 +163,11 @@ Status UsageStore::ReplayAdmissions(LoadStats* stats) {
       &read);
   RETURN_IF_ERROR(s);
   stats->admission_log_corrupt = read.corrupt_records;
+  if (stats->admissions_dropped > 0) {
+    log::Warn("store", "admission-log entries of tenants beyond limits.max_tenants were not restored")
+        .Kv("entries", stats->admissions_dropped)
+        .Kv("max_tenants", directory_.max_tenants());
+  }
   if (read.corrupt_records > 0) {
     log::Warn("store", "the admission log ends in a torn or corrupt record; what it held before that was applied")
         .Kv("records", read.corrupt_records);
@@ -503,26 +512,10 @@ Status UsageStore::Exclusive(const std::function<Status()>& fn) {
 
 // --- serving -----------------------------------------------------------------------------
 
-namespace {
-// Whether a notice keyed `key` was logged less than a minute ago; notes it now otherwise.
-bool Recently(absl::flat_hash_map<std::string, int64_t>& noticed, const std::string& key, int64_t now_ms) {
-  constexpr int64_t kMinute = 60'000;
-  if (noticed.size() > 1000) absl::erase_if(noticed, [&](const auto& e) { return now_ms - e.second >= kMinute; });
-  auto [it, fresh] = noticed.try_emplace(key, now_ms);
-  if (!fresh && now_ms - it->second < kMinute) return true;
-  it->second = now_ms;
-  return false;
-}
-}  // namespace
-
 void UsageStore::NoteIgnoredPolicy(std::string_view tenant, PolicyNameCheck why) {
   const char* label = PolicyNameCheckLabel(why);
-  {
-    std::lock_guard lock(notice_mu_);
-    if (Recently(noticed_ms_, std::string("policy/") + label + "/" + std::string(tenant), options_.clock->NowMillis())) {
-      return;
-    }
-  }
+  const std::string key = std::string("policy/") + label + "/" + std::string(tenant);
+  if (!tenant_notices_.Allow(key, options_.clock->NowMillis())) return;
   log::Warn("store", "ingestion policy name not kept: its streams count under no policy (the default bucket)")
       .Kv("tenant", tenant)
       .Kv("reason", label)
@@ -530,10 +523,7 @@ void UsageStore::NoteIgnoredPolicy(std::string_view tenant, PolicyNameCheck why)
 }
 
 void UsageStore::NoteBound(const char* bound, std::string_view tenant) {
-  {
-    std::lock_guard lock(notice_mu_);
-    if (Recently(noticed_ms_, std::string("bound/") + bound, options_.clock->NowMillis())) return;
-  }
+  if (!notices_.Allow(std::string("bound/") + bound, options_.clock->NowMillis())) return;
   log::Line line = log::Warn("store", "a memory bound refused to store what a client sent: answered, not stored");
   line.Kv("bound", bound).Kv("tenant", tenant).Kv("tenants", directory_.size());
   line.Kv("max_tenants", directory_.max_tenants()).Kv("rate_keys", directory_.rate_keys().held());
@@ -585,9 +575,12 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
                        .seen_s = static_cast<uint32_t>(now_s)});
   }
   if (Status s = admissions_->Append(entries); !s.ok()) {
-    // Memory holds admissions a crash would lose: as with a failed row write, stop here.
-    Fail(s);
-    return s;
+    // The admissions stand in memory; made durable the other way before the answer: their
+    // rows, now. Only a failing flush fails the store (and the call), as it always does.
+    if (notices_.Allow("admission-log", options_.clock->NowMillis())) {
+      log::Warn("store", "admission-log append failed; flushing the rows before answering").Kv("error", s.ToString());
+    }
+    return Flush();
   }
   return Status::OK();
 }

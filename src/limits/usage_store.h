@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/notice_limiter.h"
 #include "common/result.h"
 #include "limits/admission.h"
 #include "limits/partition_set.h"
@@ -148,6 +149,7 @@ struct LoadStats {
   uint64_t undecodable_rows = 0;     // skipped and left on disk
   uint64_t policy_overflow_rows = 0;  // more policies than a tenant may have: loaded under no policy
   uint64_t admissions_replayed = 0;  // admission-log entries applied (admitted, not yet flushed, before a crash)
+  uint64_t admissions_dropped = 0;   // entries of tenants the directory had no room for
   uint64_t admission_log_corrupt = 0;  // torn or corrupt admission-log records (the rest of their file skipped)
   uint64_t orphan_checkpoints = 0;   // checkpoint without column family (deleted unless read-only)
   std::vector<int32_t> corrupt_checkpoints;  // undecodable: loaded as if absent (the node drops such data)
@@ -259,6 +261,8 @@ class UsageStore {
   const IgnoredPolicies& ignored_policies() const { return ignored_policies_; }
   // Requests whose admissions this process wrote to the admission log.
   uint64_t admissions_logged() const { return admissions_ ? admissions_->appended_records() : 0; }
+  uint64_t admission_log_failures() const { return admissions_ ? admissions_->failures() : 0; }
+  storage::AdmissionLog* admission_log() { return admissions_.get(); }
   // Active streams of a tenant's policy in one partition ("" = no policy).
   uint64_t ActiveStreams(int32_t partition, std::string_view tenant, std::string_view policy);
   uint64_t TotalStreams();
@@ -314,8 +318,8 @@ class UsageStore {
   const UsageStoreOptions options_;
   TenantDirectory directory_;
   IgnoredPolicies ignored_policies_;
-  std::mutex notice_mu_;
-  absl::flat_hash_map<std::string, int64_t> noticed_ms_;  // GUARDED_BY(notice_mu_); log lines' last times
+  NoticeLimiter tenant_notices_;  // warnings keyed by a tenant a client names
+  NoticeLimiter notices_;         // warnings of a fixed few causes: never crowded out by the above
   std::unique_ptr<storage::AdmissionLog> admissions_;  // absent only if Open failed before it
   std::vector<std::unique_ptr<PartitionUsage>> partitions_;  // fixed size: num_partitions
   LoadStats load_stats_;  // written by Open only

@@ -242,6 +242,12 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
                                MetricType::Counter);
   AddCounter(logged, static_cast<double>(store_.admissions_logged()));
   out.push_back(std::move(logged));
+  MetricFamily log_failures = Family("limitsd_admission_log_failures_total",
+                                     "Admission-log appends that failed (their rows were flushed before the answer) "
+                                     "and next files that could not be opened (appends went on to the current one).",
+                                     MetricType::Counter);
+  AddCounter(log_failures, static_cast<double>(store_.admission_log_failures()));
+  out.push_back(std::move(log_failures));
   MetricFamily restarts = Family("limitsd_consumer_restarts_total",
                                  "Consumer recoveries: the client re-created after a fatal librdkafka error (fatal) or "
                                  "a stall (stalled), re-subscribed after partitions of another topic (foreign_topic).",

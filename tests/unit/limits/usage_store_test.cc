@@ -821,12 +821,27 @@ TEST_F(UsageStoreTest, Item5_AdmissionsSurviveACrashBeforeTheFlush) {
   // The first flush writes their rows and deletes the log; a second crash finds the rows.
   ASSERT_TRUE(store_->Flush().ok());
   size_t files = 0;
-  for (const auto& f : std::filesystem::directory_iterator(dir_.Sub("db") + "/admissions")) files += f.is_regular_file();
-  EXPECT_EQ(files, 0u);
+  for (const auto& f : std::filesystem::directory_iterator(dir_.Sub("db") + "/admissions")) {
+    files += f.is_regular_file() && f.file_size() > 0;
+  }
+  EXPECT_EQ(files, 0u);  // only the next file, empty
   Open();
   EXPECT_EQ(store_->load_stats().admissions_replayed, 0u);
   EXPECT_EQ(store_->UsageOf("a", all_).active_by_policy, after.active_by_policy);
   ExpectCountsEqualFullScan();
+}
+
+// An append that fails (a full disk) neither fails the call nor loses the admission: the
+// rows are flushed before the answer, so a crash right after it finds them.
+TEST_F(UsageStoreTest, Item5_AFailedLogAppendFlushesTheRowsBeforeTheAnswer) {
+  EXPECT_EQ(Count(Check("a", {HashIn(0, 1)}, Limit(10), all_), Verdict::kAccepted), 1);
+  store_->admission_log()->FailNextAppendsForTest(1);
+  EXPECT_EQ(Count(Check("a", {HashIn(1, 1)}, Limit(10), all_), Verdict::kAccepted), 1);
+  EXPECT_TRUE(store_->health().ok());
+  EXPECT_EQ(store_->admission_log()->failures(), 1u);
+  Open();  // no Flush: as after a SIGKILL
+  EXPECT_EQ(store_->load_stats().admissions_replayed, 0u);  // both came back as rows
+  EXPECT_EQ(store_->UsageOf("a", all_).active_streams, 2u);
 }
 
 // The log's tail torn by a crash mid-write: what precedes it is restored.

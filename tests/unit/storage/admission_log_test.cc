@@ -27,6 +27,11 @@ std::vector<Entry> ReadAll(const std::string& dir, AdmissionLogStats* stats = nu
   return out;
 }
 
+// One admission of tenant "t" under the default policy.
+std::vector<AdmittedStream> One(int32_t partition, uint64_t hash) {
+  return {{.partition = partition, .tenant = "t", .stream_hash = hash, .policy = "", .seen_s = 0}};
+}
+
 std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> names;
   for (const auto& f : std::filesystem::directory_iterator(dir)) names.push_back(f.path().filename().string());
@@ -68,10 +73,10 @@ TEST(AdmissionLogTest, TrimDeletesOnlyWhatTheRotationSealed) {
     ASSERT_TRUE(log.ok());
     AdmissionLog& l = **log;
     EXPECT_FALSE(l.Rotate().has_value());  // nothing appended: nothing to trim
-    ASSERT_TRUE(l.Append(std::vector<AdmittedStream>{{.partition = 0, .tenant = "t", .stream_hash = 1}}).ok());
+    ASSERT_TRUE(l.Append(One(0, 1)).ok());
     const std::optional<uint64_t> sealed = l.Rotate();
     ASSERT_TRUE(sealed.has_value());
-    ASSERT_TRUE(l.Append(std::vector<AdmittedStream>{{.partition = 0, .tenant = "t", .stream_hash = 2}}).ok());
+    ASSERT_TRUE(l.Append(One(0, 2)).ok());
     EXPECT_EQ(Files(path).size(), 2u);
     ASSERT_TRUE(l.Trim(*sealed).ok());
     EXPECT_EQ(Files(path).size(), 1u);
@@ -80,12 +85,50 @@ TEST(AdmissionLogTest, TrimDeletesOnlyWhatTheRotationSealed) {
   // The next process appends after what it found, and its first trim removes the old file.
   auto log = AdmissionLog::Open(path, false);
   ASSERT_TRUE(log.ok());
-  ASSERT_TRUE((*log)->Append(std::vector<AdmittedStream>{{.partition = 1, .tenant = "t", .stream_hash = 3}}).ok());
+  ASSERT_TRUE((*log)->Append(One(1, 3)).ok());
   EXPECT_EQ(ReadAll(path), (std::vector<Entry>{{0, "t", 2, "", 0}, {1, "t", 3, "", 0}}));
   const std::optional<uint64_t> sealed = (*log)->Rotate();
   ASSERT_TRUE(sealed.has_value());
   ASSERT_TRUE((*log)->Trim(*sealed).ok());
-  EXPECT_TRUE(Files(path).empty());
+  EXPECT_EQ(Files(path).size(), 1u);  // the next file, opened by the rotation, empty
+  EXPECT_TRUE(ReadAll(path).empty());
+}
+
+// Files are opened at Open and by Rotate, never by Append: when the next file cannot be
+// opened (out of descriptors; here a directory in its place), appends go on to the current
+// one, which a later rotation seals.
+TEST(AdmissionLogTest, ARotationThatCannotOpenTheNextFileKeepsAppendingToTheCurrentOne) {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("admissions");
+  auto log = AdmissionLog::Open(path, false);
+  ASSERT_TRUE(log.ok());
+  AdmissionLog& l = **log;
+  ASSERT_EQ(Files(path).size(), 1u);
+  ASSERT_TRUE(l.Append(One(0, 1)).ok());
+  const std::string blocker = path + "/00000000000000000002.log";
+  ASSERT_TRUE(std::filesystem::create_directory(blocker));
+  EXPECT_FALSE(l.Rotate().has_value());  // nothing sealed
+  EXPECT_EQ(l.failures(), 1u);
+  ASSERT_TRUE(l.Append(One(0, 2)).ok());
+  std::filesystem::remove(blocker);
+  const std::optional<uint64_t> sealed = l.Rotate();
+  ASSERT_EQ(sealed, std::optional<uint64_t>(1));
+  ASSERT_TRUE(l.Append(One(0, 3)).ok());
+  EXPECT_EQ(ReadAll(path), (std::vector<Entry>{{0, "t", 1, "", 0}, {0, "t", 2, "", 0}, {0, "t", 3, "", 0}}));
+  ASSERT_TRUE(l.Trim(*sealed).ok());
+  EXPECT_EQ(ReadAll(path), (std::vector<Entry>{{0, "t", 3, "", 0}}));
+}
+
+TEST(AdmissionLogTest, AFailedAppendIsCountedAndWritesNothing) {
+  testing::TempDir dir;
+  const std::string path = dir.Sub("admissions");
+  auto log = AdmissionLog::Open(path, false);
+  ASSERT_TRUE(log.ok());
+  (*log)->FailNextAppendsForTest(1);
+  EXPECT_FALSE((*log)->Append(One(0, 1)).ok());
+  EXPECT_EQ((*log)->failures(), 1u);
+  ASSERT_TRUE((*log)->Append(One(0, 2)).ok());
+  EXPECT_EQ(ReadAll(path), (std::vector<Entry>{{0, "t", 2, "", 0}}));
 }
 
 // A crash in the middle of a write (or a full disk) leaves a torn record; a flipped byte fails
@@ -127,7 +170,7 @@ TEST(AdmissionLogTest, ConcurrentAppendsNeverInterleave) {
       threads.emplace_back([&, t] {
         const std::string tenant = "tenant-" + std::to_string(t);
         for (uint64_t i = 0; i < 500; ++i) {
-          std::vector<AdmittedStream> batch(3, {.partition = t, .tenant = tenant, .stream_hash = i, .seen_s = 1});
+          std::vector<AdmittedStream> batch(3, {.partition = t, .tenant = tenant, .stream_hash = i, .policy = "", .seen_s = 1});
           ASSERT_TRUE((*log)->Append(batch).ok());
           if (t == 0 && i % 100 == 0) (*log)->Rotate();  // a flush meanwhile
         }
@@ -147,7 +190,7 @@ TEST(AdmissionLogTest, AReadOnlyLogAppendsAndTrimsNothing) {
   auto log = AdmissionLog::Open(dir.Sub("absent"), /*read_only=*/true);
   ASSERT_TRUE(log.ok());
   EXPECT_TRUE(ReadAll(dir.Sub("absent")).empty());
-  EXPECT_FALSE((*log)->Append(std::vector<AdmittedStream>{{.partition = 0, .tenant = "t"}}).ok());
+  EXPECT_FALSE((*log)->Append(One(0, 0)).ok());
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("absent")));
 }
 
