@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "kafka/mock_cluster.h"
 
@@ -98,10 +99,50 @@ Result ReadAll(const std::string& bootstrap, bool with_waker, std::chrono::secon
   return r;
 }
 
+template <typename Pred>
+bool PollUntil(Pred pred, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// A wake-up is one round trip per broker: it is sent only once a queue that was near the
+// threshold has been drained below it, once per such drain.
+TEST(FetchWakerTest, WakesOnlyAfterANearFullQueueWasDrained) {
+  auto cluster = MockCluster::Start("topic", kPartitions);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  Client consumer = NewClient(RD_KAFKA_CONSUMER, (*cluster)->bootstrap(), {{"group.id", "fetch-waker-arming"}});
+  std::atomic<uint64_t> wakes{0};
+  FetchWaker waker(consumer.get(), "topic", kPartitions, kQueued, wakes);
+  waker.Start();
+
+  for (size_t queued : {size_t{0}, size_t{10}, kQueued / 2 - 1, size_t{0}}) waker.Observe(queued);
+  waker.Observe(kQueued);  // full: librdkafka has stopped fetching, nothing to wake yet
+  EXPECT_EQ(wakes.load(), 0u);
+
+  waker.Observe(3);  // drained below the threshold: wake the broker threads
+  ASSERT_TRUE(PollUntil([&] { return wakes.load() == 1; })) << wakes.load();
+  // Not re-armed: drains of an empty queue send nothing, past the minimum interval too.
+  const auto until = std::chrono::steady_clock::now() + 10ms;
+  while (std::chrono::steady_clock::now() < until) waker.Observe(0);
+  waker.Observe(kQueued / 2);  // half full re-arms it
+  waker.Observe(1);
+  ASSERT_TRUE(PollUntil([&] { return wakes.load() >= 2; })) << wakes.load();
+  waker.Stop();
+  EXPECT_EQ(wakes.load(), 2u);
+}
+
 // librdkafka 2.0.2 stops fetching while its queue holds queued.min.messages and looks again
 // only when its broker thread wakes, up to a second later: with a small queue a consumer
-// stalls about once per refill. The waker's requests wake the broker threads instead.
-TEST(FetchWakerTest, ASmallQueueRefillsWithoutWaitingForTheBrokerThreadsTimeout) {
+// stalls about once per refill. With the waker the consumer's drains wake the broker threads
+// and the read completes. How much faster that is depends on the machine (measured here:
+// 0.8 s with wake-ups, 17 000-26 000 of the 60 000 records in 3 s without; on another host
+// librdkafka's threads woke often enough without it), so the figure belongs to the cold-replay
+// bench (tests/bench/run.sh), not to an assertion.
+TEST(FetchWakerTest, ASmallQueueIsReadToTheEndWithWakeUps) {
   auto cluster = MockCluster::Start("topic", kPartitions);
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   Fill((*cluster)->bootstrap());
@@ -109,15 +150,8 @@ TEST(FetchWakerTest, ASmallQueueRefillsWithoutWaitingForTheBrokerThreadsTimeout)
   const Result woken = ReadAll((*cluster)->bootstrap(), true, 60s);
   EXPECT_EQ(woken.records, kRecords);
   EXPECT_GT(woken.wakes, 0u);
-  // Without it the same read is unfinished in three times that (at least 3 s). Measured here:
-  // 0.8 s with wake-ups; without them 17 000-26 000 of the 60 000 records in 3 s.
-  const auto budget = std::chrono::seconds(std::max(3, static_cast<int>(3 * woken.seconds)));
-  const Result idle = ReadAll((*cluster)->bootstrap(), false, budget);
-  EXPECT_LT(idle.records, kRecords) << "without wake-ups the read took " << idle.seconds << " s, with them "
-                                    << woken.seconds << " s";
-  std::printf("%d records, queued.min.messages %zu: %.2f s with %llu wake-ups; without them %d records in %.1f s\n",
-              kRecords, kQueued, woken.seconds, static_cast<unsigned long long>(woken.wakes), idle.records,
-              idle.seconds);
+  std::printf("%d records, queued.min.messages %zu: %.2f s with %llu wake-ups\n", kRecords, kQueued, woken.seconds,
+              static_cast<unsigned long long>(woken.wakes));
 }
 
 }  // namespace
