@@ -1,10 +1,11 @@
 // memory_flood: what a client can make a node hold (issue 24, item 4). Starts limitsd on its
 // embedded mock cluster, then floods it over gRPC the two ways the issue measured —
-// UpdateRates with ever new hashes for one tenant, ExceedsLimits with ever new tenants — and
-// prints the node's RSS before and after each flood, bytes per item sent, what the node holds
+// UpdateRates with ever new hashes for one tenant, ExceedsLimits with ever new tenants — and a
+// third, UpdateRates with ever new tenants whose keys each land in a partition of their own
+// (run it alone, --hashes 0 --tenants 0: the second fills max_tenants), and prints the node's RSS before and after each flood, bytes per item sent, what the node holds
 // (limitsd_rate_keys, limitsd_tenants) and what its bounds refused (limitsd_bound_refusals_total).
 // A figure printer, not a test.
-// Usage: memory_flood --limitsd PATH [--dir DIR] [--hashes 3000000] [--tenants 300000]
+// Usage: memory_flood --limitsd PATH [--dir DIR] [--hashes 3000000] [--tenants 300000] [--spread-tenants 100000]
 //        [--set key=value ...] (extra limitsd settings, e.g. limits.max_rate_keys=100000000
 //        limits.max_tenants=16777216 to see the unbounded cost)
 #include <grpcpp/grpcpp.h>
@@ -35,6 +36,7 @@ struct Options {
   std::string dir = "/tmp/memory_flood";
   uint64_t hashes = 3'000'000;
   uint64_t tenants = 300'000;
+  uint64_t spread_tenants = 100'000;
   std::vector<std::string> sets;
 };
 
@@ -58,6 +60,7 @@ double Metric(int http_port, const std::string& name, const std::map<std::string
 }
 
 void Report(const char* what, uint64_t items, int64_t before, int64_t after, int http_port) {
+  if (items == 0) return;
   std::printf("%s: %llu sent; RSS %.1f -> %.1f MiB (+%.1f MiB, %.1f B per item sent)\n", what,
               static_cast<unsigned long long>(items), Mib(before), Mib(after), Mib(after - before),
               static_cast<double>(after - before) / static_cast<double>(items));
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
     else if (k == "--dir") o.dir = v;
     else if (k == "--hashes") o.hashes = std::stoull(v);
     else if (k == "--tenants") o.tenants = std::stoull(v);
+    else if (k == "--spread-tenants") o.spread_tenants = std::stoull(v);
     else if (k == "--set") o.sets.push_back(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
@@ -86,7 +90,7 @@ int main(int argc, char** argv) {
     }
   }
   if (o.limitsd.empty()) {
-    std::fprintf(stderr, "usage: memory_flood --limitsd PATH [--dir DIR] [--hashes N] [--tenants N] [--set k=v]...\n");
+    std::fprintf(stderr, "usage: memory_flood --limitsd PATH [--dir DIR] [--hashes N] [--tenants N] [--spread-tenants N] [--set k=v]...\n");
     return 2;
   }
   std::filesystem::remove_all(o.dir);
@@ -150,8 +154,36 @@ int main(int argc, char** argv) {
   errors = failed;
   rejected = refused;
   Report("ExceedsLimits with distinct tenants", o.tenants, before, SettledRss(pid), node.HttpPort());
-  std::printf("  streams rejected %llu, calls failed %llu\n", static_cast<unsigned long long>(rejected),
-              static_cast<unsigned long long>(errors));
+  if (o.tenants > 0) {
+    std::printf("  streams rejected %llu, calls failed %llu\n", static_cast<unsigned long long>(rejected),
+                static_cast<unsigned long long>(errors));
+  }
+
+  // 3. UpdateRates, ever new tenants, each 10 hashes in 10 partitions of its own: every key
+  // costs a tenant's state in a partition, the most a rate key can cost.
+  before = SettledRss(pid);
+  std::atomic<uint64_t> next_tenant{0}, spread_failed{0};
+  callers.clear();
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&] {
+      for (uint64_t t = next_tenant++; t < o.spread_tenants; t = next_tenant++) {
+        proto::UpdateRatesRequest req;
+        req.set_tenant("spread-tenant-" + std::to_string(t));
+        for (uint64_t k = 0; k < 10; ++k) {
+          auto* s = req.add_streams();
+          s->set_streamhash(((t * 10 + k) % 64) + 64 * (t * 0x9e3779b97f4a7c15ULL >> 8));  // partition (t*10+k) % 64
+          s->set_totalsize(100);
+        }
+        grpc::ClientContext ctx;
+        proto::UpdateRatesResponse resp;
+        if (!stub->UpdateRates(&ctx, req, &resp).ok()) ++spread_failed;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  Report("UpdateRates, distinct tenants, 10 hashes each in 10 partitions", o.spread_tenants * 10, before,
+         SettledRss(pid), node.HttpPort());
+  if (o.spread_tenants > 0) std::printf("  calls failed %llu\n", static_cast<unsigned long long>(spread_failed.load()));
   node.child().Kill(SIGTERM);
   return 0;
 }
