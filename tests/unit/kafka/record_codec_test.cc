@@ -4,8 +4,10 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "proto/limits.pb.h"
+#include "testing/wire_bytes.h"
 
 namespace limits::kafka {
 namespace {
@@ -52,47 +54,30 @@ bool ProtobufDecode(const std::string& bytes, RecordView* out, proto::StreamMeta
 }
 
 // The hand-written decoder against protobuf's parser on valid records with unknown fields,
-// repeated fields, wrong wire types, truncations and random bytes: the same verdict and the
+// repeated fields, wrong wire types, groups, truncations and random bytes: the same verdict and the
 // same fields every time.
 TEST(RecordCodecTest, AgreesWithProtobufOnValidMutatedAndRandomBytes) {
   std::mt19937_64 rng(42);
-  auto random_string = [&](size_t max) {
-    std::string s(rng() % (max + 1), '\0');
-    for (char& ch : s) ch = static_cast<char>(rng() % 3 == 0 ? rng() % 256 : 'a' + rng() % 26);
-    return s;
-  };
-  auto varint = [](uint64_t v) {
-    std::string s;
-    while (v >= 0x80) {
-      s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    s.push_back(static_cast<char>(v));
-    return s;
-  };
-  auto field = [&](uint32_t number, uint32_t type, const std::string& payload) {
-    std::string out = varint((uint64_t{number} << 3) | type);
-    if (type == 2) out += varint(payload.size());
-    out += payload;
-    return out;
-  };
+  auto random_string = [&](size_t max) { return testing::RandomBytes(rng, max); };
+  using testing::Field;
+  using testing::Varint;
   size_t agreed_ok = 0, agreed_fail = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string bytes;
-    switch (i % 5) {
+    switch (i % 6) {
       case 0:  // valid
         bytes = EncodeRecordValue(random_string(8), random_string(12), rng(), rng() % 100000, random_string(6));
         break;
       case 1: {  // valid plus unknown fields of every wire type, repeated fields, a second metadata
         std::string tenant(1, 't');
         tenant += random_string(5);
-        bytes = EncodeRecordValue("z", tenant, rng(), rng(), "p") + field(9, 0, varint(rng())) +
-                field(10, 2, random_string(10)) + field(11, 5, "abcd") + field(12, 1, "abcdefgh") +
-                field(2, 2, "t2") + field(3, 2, field(2, 0, varint(rng() % 1000)) + field(7, 2, "x"));
+        bytes = EncodeRecordValue("z", tenant, rng(), rng(), "p") + Field(9, 0, Varint(rng())) +
+                Field(10, 2, random_string(10)) + Field(11, 5, "abcd") + Field(12, 1, "abcdefgh") +
+                Field(2, 2, "t2") + Field(3, 2, Field(2, 0, Varint(rng() % 1000)) + Field(7, 2, "x"));
         break;
       }
       case 2:  // a known field number with the wrong wire type (protobuf keeps it as unknown)
-        bytes = EncodeRecordValue("z", "t", 1, 2, "p") + field(1, 0, varint(5)) + field(3, 5, "abcd");
+        bytes = EncodeRecordValue("z", "t", 1, 2, "p") + Field(1, 0, Varint(5)) + Field(3, 5, "abcd");
         break;
       case 3: {  // truncated or with a flipped byte
         bytes = EncodeRecordValue(random_string(4), "tenant", rng(), rng(), random_string(4));
@@ -100,6 +85,14 @@ TEST(RecordCodecTest, AgreesWithProtobufOnValidMutatedAndRandomBytes) {
         else if (!bytes.empty()) bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
         break;
       }
+      case 4:  // unknown groups: closed, nested, unclosed, a stray end, too deep; inside metadata too
+        bytes = EncodeRecordValue("z", "t", rng(), 2, "p") +
+                std::vector<std::string>{Field(6, 3, Field(1, 0, Varint(3)) + Field(6, 4, "")),
+                                         Field(6, 3, Field(7, 3, "") + Field(7, 4, "") + Field(6, 4, "")),
+                                         Field(6, 3, Field(1, 0, Varint(3))), Field(6, 4, ""),
+                                         Field(3, 2, testing::NestedGroups(9, 3)), testing::NestedGroups(6, 99),
+                                         testing::NestedGroups(6, 100), testing::NestedGroups(6, 101)}[rng() % 8];
+        break;
       default:
         bytes = random_string(40);
     }
@@ -107,7 +100,7 @@ TEST(RecordCodecTest, AgreesWithProtobufOnValidMutatedAndRandomBytes) {
     proto::StreamMetadataRecord keep;
     const bool ok = DecodeRecordValue(bytes, &ours);
     const bool want = ProtobufDecode(bytes, &theirs, &keep);
-    ASSERT_EQ(ok, want) << "case " << i % 5 << " bytes " << testing::PrintToString(bytes);
+    ASSERT_EQ(ok, want) << "case " << i % 6 << " bytes " << ::testing::PrintToString(bytes);
     if (!ok) {
       ++agreed_fail;
       continue;

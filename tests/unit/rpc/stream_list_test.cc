@@ -8,32 +8,14 @@
 
 #include "proto/limits.pb.h"
 #include "rpc/limits_server.pb.h"
+#include "testing/wire_bytes.h"
 
 namespace limits::rpc {
 namespace {
 
-std::string Varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-
-std::string Field(uint32_t number, uint32_t type, const std::string& payload) {
-  std::string out = Varint((uint64_t{number} << 3) | type);
-  if (type == 2) out += Varint(payload.size());
-  return out + payload;
-}
-
-// A group holding a group ... `depth` deep, each closed.
-std::string Nested(uint32_t number, int depth) {
-  std::string out;
-  for (int i = 0; i < depth; ++i) out = Field(number, 3, out) + Field(number, 4, "");
-  return out;
-}
+using testing::Field;
+using testing::NestedGroups;
+using testing::Varint;
 
 struct Decoded {
   std::string tenant;
@@ -66,11 +48,7 @@ bool Theirs(const std::string& bytes, Decoded* out) {
 // repeated scalars, wrong wire types, truncations, flipped bytes and random bytes.
 TEST(StreamListTest, AgreesWithProtobufOnValidMutatedAndRandomBytes) {
   std::mt19937_64 rng(7);
-  auto random_string = [&](size_t max) {
-    std::string s(rng() % (max + 1), '\0');
-    for (char& ch : s) ch = static_cast<char>(rng() % 3 == 0 ? rng() % 256 : 'a' + rng() % 26);
-    return s;
-  };
+  auto random_string = [&](size_t max) { return testing::RandomBytes(rng, max); };
   auto valid = [&] {
     proto::ExceedsLimitsRequest r;
     r.set_tenant("tenant-" + std::to_string(rng() % 100));
@@ -109,14 +87,14 @@ TEST(StreamListTest, AgreesWithProtobufOnValidMutatedAndRandomBytes) {
                               std::string("\x08") + std::string(11, '\xff') + "\x01",
                               Field(6, 3, Field(7, 3, Field(1, 0, Varint(3)) + Field(7, 4, "")) + Field(6, 4, "")),
                               Field(6, 3, Field(1, 0, Varint(3)) + Field(7, 4, "")),
-                              Nested(6, 99), Nested(6, 100), Nested(6, 101)}[rng() % 9];
+                              NestedGroups(6, 99), NestedGroups(6, 100), NestedGroups(6, 101)}[rng() % 9];
         break;
       default: bytes = random_string(40);
     }
     Decoded ours, theirs;
     const bool ok = Ours(bytes, &ours, 1 + rng() % 4);
     const bool want = Theirs(bytes, &theirs);
-    ASSERT_EQ(ok, want) << "case " << i % 6 << " bytes " << testing::PrintToString(bytes);
+    ASSERT_EQ(ok, want) << "case " << i % 6 << " bytes " << ::testing::PrintToString(bytes);
     if (!ok) {
       ++agreed_fail;
       continue;
