@@ -33,6 +33,16 @@ void AddCounter(MetricFamily& f, double value, std::vector<ClientMetric::Label> 
   f.metric.push_back(std::move(m));
 }
 
+// A family of one unlabelled series.
+MetricFamily Single(const std::string& name, const std::string& help, MetricType type, double value) {
+  MetricFamily f = Family(name, help, type);
+  if (type == MetricType::Counter)
+    AddCounter(f, value);
+  else
+    AddGauge(f, value);
+  return f;
+}
+
 double Load(const std::atomic<uint64_t>& v) { return static_cast<double>(v.load(std::memory_order_relaxed)); }
 
 // Loki's loki_ingest_limits_partitions values: 0 unknown, 1 pending, 2 replaying, 3 ready.
@@ -197,30 +207,22 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
     AddGauge(pending, static_cast<double>(s.pending_compaction_bytes), {label});
   }
   for (MetricFamily* f : {&keys, &sst, &files, &mem, &pending}) out.push_back(std::move(*f));
-  MetricFamily cache = Family("limitsd_rocksdb_block_cache_usage_bytes",
-                              "Bytes held by the block cache shared by every column family.", MetricType::Gauge);
-  AddGauge(cache, static_cast<double>(db_.BlockCacheUsage()));
-  out.push_back(std::move(cache));
-  MetricFamily ttl = Family("limitsd_rocksdb_ttl_dropped_total",
-                            "Rows the TTL compaction filter dropped (outside the active window).", MetricType::Counter);
-  AddCounter(ttl, static_cast<double>(db_.TtlDropped()));
-  out.push_back(std::move(ttl));
-  MetricFamily total = Family("limitsd_store_streams", "Streams held in memory (all tenants and partitions).",
-                              MetricType::Gauge);
-  AddGauge(total, static_cast<double>(store_.TotalStreams()));
-  out.push_back(std::move(total));
-  MetricFamily write_failed = Family("limitsd_store_write_failed",
-                                     "1 once a store write failed: updates are refused until a restart reloads.",
-                                     MetricType::Gauge);
-  AddGauge(write_failed, store_.health().ok() ? 0.0 : 1.0);
-  out.push_back(std::move(write_failed));
+  out.push_back(Single("limitsd_rocksdb_block_cache_usage_bytes",
+                       "Bytes held by the block cache shared by every column family.", MetricType::Gauge,
+                       static_cast<double>(db_.BlockCacheUsage())));
+  out.push_back(Single("limitsd_rocksdb_ttl_dropped_total",
+                       "Rows the TTL compaction filter dropped (outside the active window).", MetricType::Counter,
+                       static_cast<double>(db_.TtlDropped())));
+  out.push_back(Single("limitsd_store_streams", "Streams held in memory (all tenants and partitions).",
+                       MetricType::Gauge, static_cast<double>(store_.TotalStreams())));
+  out.push_back(Single("limitsd_store_write_failed",
+                       "1 once a store write failed: updates are refused until a restart reloads.", MetricType::Gauge,
+                       store_.health().ok() ? 0.0 : 1.0));
 
   // What clients can make the node hold, and what they could not (tenant_directory.h).
   const TenantDirectory& dir = store_.directory();
-  MetricFamily rate_keys = Family("limitsd_rate_keys",
-                                  "UpdateRates keys that are not streams, whose rates the node keeps.", MetricType::Gauge);
-  AddGauge(rate_keys, static_cast<double>(dir.rate_keys().held()));
-  out.push_back(std::move(rate_keys));
+  out.push_back(Single("limitsd_rate_keys", "UpdateRates keys that are not streams, whose rates the node keeps.",
+                       MetricType::Gauge, static_cast<double>(dir.rate_keys().held())));
   MetricFamily refusals = Family("limitsd_bound_refusals_total",
                                  "Things a client sent that a bound kept the node from storing (answered, not stored), by "
                                  "bound: max_tenants, max_rate_keys_per_tenant, max_rate_keys.",
@@ -237,17 +239,13 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
     AddCounter(ignored, static_cast<double>(store_.ignored_policies().Of(why)), {{"reason", PolicyNameCheckLabel(why)}});
   }
   out.push_back(std::move(ignored));
-  MetricFamily logged = Family("limitsd_admission_log_records_total",
-                               "Requests whose admissions were written to the admission log before their answer.",
-                               MetricType::Counter);
-  AddCounter(logged, static_cast<double>(store_.admissions_logged()));
-  out.push_back(std::move(logged));
-  MetricFamily log_failures = Family("limitsd_admission_log_failures_total",
-                                     "Admission-log appends that failed (their rows were flushed before the answer) "
-                                     "and next files that could not be opened (appends went on to the current one).",
-                                     MetricType::Counter);
-  AddCounter(log_failures, static_cast<double>(store_.admission_log_failures()));
-  out.push_back(std::move(log_failures));
+  out.push_back(Single("limitsd_admission_log_records_total",
+                       "Requests whose admissions were written to the admission log before their answer.",
+                       MetricType::Counter, static_cast<double>(store_.admissions_logged())));
+  out.push_back(Single("limitsd_admission_log_failures_total",
+                       "Admission-log appends that failed (their rows were flushed before the answer) "
+                       "and next files that could not be opened (appends went on to the current one).",
+                       MetricType::Counter, static_cast<double>(store_.admission_log_failures())));
   MetricFamily restarts = Family("limitsd_consumer_restarts_total",
                                  "Consumer recoveries: the client re-created after a fatal librdkafka error (fatal) or "
                                  "a stall (stalled), re-subscribed after partitions of another topic (foreign_topic).",
@@ -256,12 +254,10 @@ std::vector<MetricFamily> NodeCollector::Collect() const {
   AddCounter(restarts, Load(consumer_.restarts_stalled), {{"reason", "stalled"}});
   AddCounter(restarts, Load(consumer_.restarts_foreign_topic), {{"reason", "foreign_topic"}});
   out.push_back(std::move(restarts));
-  MetricFamily consumer_failed = Family("limitsd_consumer_failed",
-                                        "1 once the consumer gave up recovering (kafka.max_consumer_restarts within "
-                                        "kafka.consumer_restart_window, or a client that cannot be created): /live fails.",
-                                        MetricType::Gauge);
-  AddGauge(consumer_failed, consumer_.failed.load(std::memory_order_relaxed) ? 1.0 : 0.0);
-  out.push_back(std::move(consumer_failed));
+  out.push_back(Single("limitsd_consumer_failed",
+                       "1 once the consumer gave up recovering (kafka.max_consumer_restarts within "
+                       "kafka.consumer_restart_window, or a client that cannot be created): /live fails.",
+                       MetricType::Gauge, consumer_.failed.load(std::memory_order_relaxed) ? 1.0 : 0.0));
   return out;
 }
 
