@@ -16,10 +16,12 @@ packages=(
   librocksdb-dev librdkafka-dev prometheus-cpp-dev libtoml11-dev libabsl-dev
   libyaml-cpp-dev
   libgtest-dev libgmock-dev
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev zlib1g-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libsnappy-dev zlib1g-dev libssl-dev
 )
 test_packages=(
   python3-grpcio python3-protobuf
+  # the TLS tests make their certificates with the openssl command
+  openssl
   # the allocator tests preload jemalloc, as an operator may (ARCHITECTURE.md, "The allocator")
   libjemalloc2
   # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation

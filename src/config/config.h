@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "limits/tenant_limits.h"
+#include "tls/server_tls.h"
 
 namespace limits::config {
 
@@ -151,6 +152,17 @@ struct ServerConfig {
   // takes a whole zone out of its Service at once). /partitions and the
   // limitsd_partitions_not_ready gauge keep the truth. A failed store is never latched.
   bool latch_readiness = true;
+  // TLS of the gRPC listener, as dskit's server.grpc_tls_config: off while cert_file and
+  // key_file are empty; client_auth_type RequireAndVerifyClientCert with client_ca_file is mTLS.
+  tls::ServerTls grpc_tls;
+  // dskit's server.tls_min_version and server.tls_cipher_suites (Go's names), for every TLS
+  // listener. gRPC 1.51 negotiates TLS 1.2 and 1.3 only: VersionTLS10..12 all mean 1.2 there,
+  // and VersionTLS13 cannot be enforced by it (refused at load).
+  std::string tls_min_version;
+  std::string tls_cipher_suites;
+  // How often the listeners re-read their certificate, key and CA files (rotation without
+  // a restart; a pair that does not match is not taken, the old one stays).
+  Millis tls_reload_interval = std::chrono::seconds(5);
 };
 
 struct LogConfig {

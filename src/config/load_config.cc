@@ -540,6 +540,15 @@ void ReadConfig(Reader& root, Config* c) {
   server.String("grpc_listen", &c->server.grpc_listen);
   server.String("http_listen", &c->server.http_listen);
   server.Bool("latch_readiness", &c->server.latch_readiness);
+  Reader grpc_tls = server.Sub("grpc_tls_config");
+  grpc_tls.String("cert_file", &c->server.grpc_tls.cert_file);
+  grpc_tls.String("key_file", &c->server.grpc_tls.key_file);
+  grpc_tls.String("client_ca_file", &c->server.grpc_tls.client_ca_file);
+  grpc_tls.String("client_auth_type", &c->server.grpc_tls.client_auth_type);
+  grpc_tls.Finish();
+  server.String("tls_min_version", &c->server.tls_min_version);
+  server.String("tls_cipher_suites", &c->server.tls_cipher_suites);
+  server.Duration("tls_reload_interval", &c->server.tls_reload_interval);
   server.Finish();
 
   Reader log = root.Sub("log");
@@ -677,6 +686,21 @@ void ValidateListeners(const ServerConfig& s, const std::function<void(const std
   }
 }
 
+void ValidateTls(const ServerConfig& s, const std::function<void(const std::string&, const std::string&)>& err) {
+  tls::CheckServerTls(s.grpc_tls, "server.grpc_tls_config", err);
+  if (!tls::ValidMinVersion(s.tls_min_version)) {
+    err("server.tls_min_version", "one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13; got \"" +
+                                      s.tls_min_version + "\"");
+  } else if (s.tls_min_version == "VersionTLS13" && s.grpc_tls.enabled()) {
+    err("server.tls_min_version", "VersionTLS13 cannot be enforced on the gRPC listener: this build's gRPC (1.51) "
+                                  "always accepts TLS 1.2 and 1.3; leave it unset or VersionTLS12");
+  }
+  if (Result<std::string> list = tls::OpenSslCipherList(s.tls_cipher_suites); !list.ok()) {
+    err("server.tls_cipher_suites", list.status().message());
+  }
+  if (s.tls_reload_interval < std::chrono::seconds(1)) err("server.tls_reload_interval", "must be at least 1s");
+}
+
 // Tenant and policy names the node can hold: 1 to kMaxLimitsNameBytes bytes, as requests
 // and records must be (a longer one could never match a stream).
 void ValidateNames(const std::string& where, const std::map<std::string, uint64_t>& policies,
@@ -784,6 +808,7 @@ void Validate(const Config& c, Diagnostics* d) {
     }
   }
   ValidateListeners(c.server, err);
+  ValidateTls(c.server, err);
   ValidateLimitNames(c.limits, err);
   if (c.limits.overrides_format != "" && c.limits.overrides_format != "toml" && c.limits.overrides_format != "loki") {
     err("limits.overrides_format", "expected \"\" (by the file's extension), \"toml\" or \"loki\", got \"" +

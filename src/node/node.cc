@@ -152,7 +152,10 @@ Status Node::StartParts() {
   Result<std::unique_ptr<rpc::GrpcServer>> grpc = rpc::GrpcServer::Start(
       {.listen = c.server.grpc_listen,
        .in_flight = [this] { return service_->in_flight(); },
-       .health_service_name = ::proto::IngestLimits::service_full_name()},
+       .health_service_name = ::proto::IngestLimits::service_full_name(),
+       .tls = c.server.grpc_tls,
+       .cipher_suites = c.server.tls_cipher_suites,
+       .tls_reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval)},
       *service_);
   if (!grpc.ok()) return grpc.status().Prefixed("server.grpc_listen " + c.server.grpc_listen);
   grpc_ = std::move(*grpc);

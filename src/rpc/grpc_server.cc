@@ -2,6 +2,12 @@
 
 #include <grpc/grpc.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include <cstdlib>
+#include <mutex>
 
 #include <atomic>
 #include <thread>
@@ -17,17 +23,79 @@ std::string GrpcListenAddress(const std::string& listen) {
   return listen;
 }
 
+namespace {
+
+grpc_ssl_client_certificate_request_type RequestType(tls::ClientAuth auth) {
+  switch (auth) {
+    case tls::ClientAuth::kNoClientCert: return GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+    case tls::ClientAuth::kRequestClientCert: return GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY;
+    case tls::ClientAuth::kRequireAnyClientCert: return GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY;
+    case tls::ClientAuth::kVerifyClientCertIfGiven: return GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+    case tls::ClientAuth::kRequireAndVerifyClientCert:
+      return GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+}
+
+// gRPC takes its TLS 1.2 cipher list from GRPC_SSL_CIPHER_SUITES, read once, when the first
+// TLS credentials of the process are made: set it before, and refuse a second, different list.
+Status SetCipherList(const std::string& go_names) {
+  static std::mutex mu;
+  static std::string set;  // guarded by mu; the first TLS server's list
+  static bool done = false;
+  std::lock_guard lock(mu);
+  if (done) {
+    if (go_names != set) return Status::InvalidArgument("grpc: tls_cipher_suites differ between servers of one process");
+    return Status::OK();
+  }
+  if (!go_names.empty()) {
+    Result<std::string> list = tls::OpenSslCipherList(go_names);
+    if (!list.ok()) return list.status();
+    if (!list->empty()) setenv("GRPC_SSL_CIPHER_SUITES", list->c_str(), 1);
+  }
+  set = go_names;
+  done = true;
+  return Status::OK();
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const GrpcServerOptions& o) {
+  if (!o.tls.enabled()) return grpc::InsecureServerCredentials();
+  Result<tls::ClientAuth> auth = tls::ParseClientAuth(o.tls.client_auth_type);
+  if (!auth.ok()) return auth.status();
+  if (Status s = SetCipherList(o.cipher_suites); !s.ok()) return s;
+  const auto interval = static_cast<unsigned int>(std::max<int64_t>(1, o.tls_reload_interval.count()));
+  // Re-reads the files every interval; a key that does not match its certificate, or a file
+  // caught half-written, is not taken: the last good pair stays.
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+  if (o.tls.client_ca_file.empty()) {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(o.tls.key_file, o.tls.cert_file,
+                                                                                      interval);
+  } else {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+        o.tls.key_file, o.tls.cert_file, o.tls.client_ca_file, interval);
+  }
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
+  if (!o.tls.client_ca_file.empty()) options.watch_root_certs();
+  options.set_cert_request_type(RequestType(*auth));
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& options, grpc::Service& service) {
   if (Result<ListenAddress> a = ParseListenAddress(options.listen); !a.ok()) {
     return Status::InvalidArgument("grpc: " + a.status().message());
   }
+  Result<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials(options);
+  if (!credentials.ok()) return Status::InvalidArgument("grpc: " + credentials.status().message());
   auto server = std::make_unique<GrpcServer>();
   server->in_flight_ = options.in_flight;
   // grpc.health.v1.Health, which Loki's client pool calls on every instance (a server that
   // does not implement it is dropped and re-dialled). A process-wide switch, read by Build.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(GrpcListenAddress(options.listen), grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(GrpcListenAddress(options.listen), *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
   // gRPC sets SO_REUSEPORT by default: a second process on the same port then binds too and
   // the kernel splits calls between the two, silently. One port, one node.
@@ -46,7 +114,12 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   if (health != nullptr && !options.health_service_name.empty()) {
     health->SetServingStatus(options.health_service_name, true);
   }
-  log::Info("rpc", "listening").Kv("address", options.listen).Kv("port", server->port_);
+  log::Info("rpc", "listening")
+      .Kv("address", options.listen)
+      .Kv("port", server->port_)
+      .Kv("tls", options.tls.enabled())
+      .Kv("client_auth", options.tls.enabled() ? tls::ClientAuthName(*tls::ParseClientAuth(options.tls.client_auth_type))
+                                               : "none");
   return server;
 }
 

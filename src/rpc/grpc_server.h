@@ -1,6 +1,8 @@
 // GrpcServer: the gRPC server the IngestLimits service runs in, with grpc.health.v1.Health
 // (SERVING while it runs, NOT_SERVING once Stop() begins). Binds host:port, [v6]:port or
 // Loki's ":port" (every interface); port 0: the kernel picks, port() says which.
+// With TLS settings it speaks TLS (mTLS per client_auth_type), the health service included,
+// and re-reads its certificate, key and CA files every tls_reload_interval.
 // Stop() closes the listener, lets calls in flight finish (up to the grace), then closes every
 // connection at once: an idle client channel no longer holds shutdown for the whole grace.
 #pragma once
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "tls/server_tls.h"
 
 namespace limits::rpc {
 
@@ -26,6 +29,11 @@ struct GrpcServerOptions {
   // it is 0 instead of waiting out the grace. Unset: Stop() waits for gRPC's own shutdown.
   std::function<int64_t()> in_flight = nullptr;
   std::string health_service_name = "";   // also reported by the health service, e.g. "proto.IngestLimits"
+  tls::ServerTls tls = {};                // checked already (tls::CheckServerTls); off when not enabled()
+  // dskit's tls_cipher_suites (Go's names). gRPC reads its cipher list once per process, so
+  // every TLS server of a process must be given the same list.
+  std::string cipher_suites = "";
+  std::chrono::seconds tls_reload_interval{5};
 };
 
 // "0.0.0.0:9095" for ":9095" (gRPC treats 0.0.0.0 as every interface, IPv6 included).

@@ -14,6 +14,7 @@
 #include "testing/prometheus_parser.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
+#include "testing/test_certs.h"
 #include "testing/test_kafka.h"
 #include "testing/wait_for.h"
 
@@ -277,6 +278,30 @@ TEST_F(ServingTest, PythonGrpcioClientInteroperates) {
                                               "127.0.0.1:" + std::to_string(node_->grpc_port()), PROTO_PYTHON_DIR});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("rejected reasons: [2, 2]"));
+}
+
+// Issue 25 item 1: Loki's limits client with tls-enabled (and a client certificate: mTLS),
+// played by grpcio, calls the node over TLS; without a client certificate it is refused.
+TEST_F(ServingTest, PythonGrpcioClientInteroperatesOverMutualTls) {
+  testing::TestCerts ca(dir_.path());
+  const testing::CertPair server = ca.Server("server");
+  const testing::CertPair client = ca.Client("client");
+  StartNode([&](config::Config& c) {
+    c.server.grpc_tls = {.cert_file = server.cert,
+                         .key_file = server.key,
+                         .client_ca_file = ca.ca(),
+                         .client_auth_type = "RequireAndVerifyClientCert"};
+  });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  const std::string target = "localhost:" + std::to_string(node_->grpc_port());
+  testing::RunResult r =
+      testing::RunProgram({"/usr/bin/python3", PYTHON_CLIENT, target, PROTO_PYTHON_DIR, ca.ca(), client.cert, client.key});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("health: 0801"));
+  EXPECT_THAT(r.out, HasSubstr("rejected reasons: [2, 2]"));
+  r = testing::RunProgram({"/usr/bin/python3", PYTHON_CLIENT, target, PROTO_PYTHON_DIR, ca.ca()});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
 }
 
 TEST_F(ServingTest, OverridesFileReloadsWithoutRestartAndABrokenFileKeepsTheOldLimits) {

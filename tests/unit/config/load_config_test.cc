@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "testing/temp_dir.h"
+#include "testing/test_certs.h"
 
 namespace limits::config {
 namespace {
@@ -314,6 +315,39 @@ TEST(LoadConfigTest, PerClientKafkaPropertiesFromFileAndSet) {
   EXPECT_EQ(c.kafka.consumer_properties.at("group.instance.id"), "pod-0");
   EXPECT_EQ(c.kafka.producer_properties.at("linger.ms"), "50");
   EXPECT_EQ(c.kafka.producer_properties.at("acks"), "all");
+}
+
+// Issue 25 item 1: dskit's server TLS keys, and a bad one named before any listener starts.
+TEST(LoadConfigTest, GrpcTlsKeysAreDskitsAndBadFilesAreNamed) {
+  testing::TempDir dir;
+  testing::TestCerts ca(dir.path());
+  const testing::CertPair server = ca.Server("server");
+  const std::string tls = "[server.grpc_tls_config]\ncert_file = \"" + server.cert + "\"\nkey_file = \"" +
+                          server.key + "\"\nclient_ca_file = \"" + ca.ca() +
+                          "\"\nclient_auth_type = \"RequireAndVerifyClientCert\"\n";
+  Config c = Parse("[server]\ntls_min_version = \"VersionTLS12\"\n"
+                   "tls_cipher_suites = \"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256\"\ntls_reload_interval = \"2s\"\n" +
+                   tls);
+  EXPECT_EQ(c.server.grpc_tls.cert_file, server.cert);
+  EXPECT_EQ(c.server.grpc_tls.client_auth_type, "RequireAndVerifyClientCert");
+  EXPECT_EQ(c.server.tls_reload_interval, 2s);
+  const Config defaults;
+  EXPECT_FALSE(defaults.server.grpc_tls.enabled());
+
+  EXPECT_THAT(ErrorOf("", {"server.grpc_tls_config.cert_file=" + dir.Sub("nope.pem"),
+                           "server.grpc_tls_config.key_file=" + server.key}),
+              HasSubstr("server.grpc_tls_config.cert_file: cannot read"));
+  EXPECT_THAT(ErrorOf("", {"server.grpc_tls_config.cert_file=" + server.cert}),
+              HasSubstr("server.grpc_tls_config.key_file: required with cert_file"));
+  EXPECT_THAT(ErrorOf(tls, {"server.grpc_tls_config.client_auth_type=Mutual"}),
+              HasSubstr("server.grpc_tls_config.client_auth_type: unknown client_auth_type \"Mutual\""));
+  EXPECT_THAT(ErrorOf(tls, {"server.tls_min_version=VersionTLS13"}),
+              HasSubstr("server.tls_min_version: VersionTLS13 cannot be enforced on the gRPC listener"));
+  EXPECT_THAT(ErrorOf("", {"server.tls_min_version=TLS1.2"}), HasSubstr("server.tls_min_version: one of"));
+  EXPECT_THAT(ErrorOf("", {"server.tls_cipher_suites=AES128-SHA"}),
+              HasSubstr("server.tls_cipher_suites: unknown cipher suite \"AES128-SHA\""));
+  EXPECT_THAT(ErrorOf("", {"server.grpc_tls_config.tls_enabled=true"}),
+              HasSubstr("server.grpc_tls_config.tls_enabled"));
 }
 
 TEST(LoadConfigTest, SetErrorsSayTheyCameFromSet) {
