@@ -213,6 +213,20 @@ struct RingConfig {
   std::vector<std::string> etcd_endpoints;
   // Deadline of an etcd call while the connection is not established.
   Millis etcd_dial_timeout = kDefaultEtcdDialTimeout;
+  // TLS to etcd, as dskit's kvstore.etcd: tls_enabled, tls_cert_path / tls_key_path (a client
+  // certificate, for etcd's --client-cert-auth), tls_ca_path (else the system's roots),
+  // tls_server_name (the name the certificate must carry; else the endpoint's host),
+  // tls_insecure_skip_verify. Files are re-read every server.tls_reload_interval.
+  bool etcd_tls_enabled = false;
+  std::string etcd_tls_cert_path;
+  std::string etcd_tls_key_path;
+  std::string etcd_tls_ca_path;
+  std::string etcd_tls_server_name;
+  bool etcd_tls_insecure_skip_verify = false;
+  // etcd's user and password (dskit's username / password): authenticated once, the token
+  // renewed when etcd says it is no longer valid.
+  std::string etcd_username;
+  std::string etcd_password;
   // The ring's KV key is prefix + key (Loki: "collectors/" + "ingest-limits").
   std::string prefix = kDefaultRingPrefix;
   std::string key = kDefaultRingKey;

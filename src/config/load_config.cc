@@ -578,6 +578,14 @@ void ReadConfig(Reader& root, Config* c) {
   ring.String("store", &c->ring.store);
   ring.StringList("etcd_endpoints", &c->ring.etcd_endpoints);
   ring.Duration("etcd_dial_timeout", &c->ring.etcd_dial_timeout);
+  ring.Bool("etcd_tls_enabled", &c->ring.etcd_tls_enabled);
+  ring.String("etcd_tls_cert_path", &c->ring.etcd_tls_cert_path);
+  ring.String("etcd_tls_key_path", &c->ring.etcd_tls_key_path);
+  ring.String("etcd_tls_ca_path", &c->ring.etcd_tls_ca_path);
+  ring.String("etcd_tls_server_name", &c->ring.etcd_tls_server_name);
+  ring.Bool("etcd_tls_insecure_skip_verify", &c->ring.etcd_tls_insecure_skip_verify);
+  ring.String("etcd_username", &c->ring.etcd_username);
+  ring.String("etcd_password", &c->ring.etcd_password);
   ring.String("prefix", &c->ring.prefix);
   ring.String("key", &c->ring.key);
   ring.String("instance_addr", &c->ring.instance_addr);
@@ -731,6 +739,24 @@ void ValidateRing(const RingConfig& r, const std::function<void(const std::strin
   }
   if (r.store == "etcd" && r.etcd_endpoints.empty()) {
     err("ring.etcd_endpoints", "must list at least one host:port when ring.store = \"etcd\"");
+  }
+  if (r.etcd_tls_enabled) {
+    tls::CheckClientFiles(r.etcd_tls_cert_path, r.etcd_tls_key_path, r.etcd_tls_ca_path,
+                          {.cert = "ring.etcd_tls_cert_path", .key = "ring.etcd_tls_key_path", .ca = "ring.etcd_tls_ca_path"},
+                          err);
+  } else {
+    for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"ring.etcd_tls_cert_path", &r.etcd_tls_cert_path},
+                                     {"ring.etcd_tls_key_path", &r.etcd_tls_key_path},
+                                     {"ring.etcd_tls_ca_path", &r.etcd_tls_ca_path},
+                                     {"ring.etcd_tls_server_name", &r.etcd_tls_server_name}}) {
+      if (!value->empty()) err(key, "set ring.etcd_tls_enabled = true to use it");
+    }
+    for (const std::string& e : r.etcd_endpoints) {
+      if (e.rfind("https://", 0) == 0) err("ring.etcd_endpoints", "\"" + e + "\" is https: set ring.etcd_tls_enabled = true");
+    }
+  }
+  if (r.etcd_username.empty() != r.etcd_password.empty()) {
+    err(r.etcd_username.empty() ? "ring.etcd_username" : "ring.etcd_password", "etcd_username and etcd_password go together");
   }
   for (const std::string& e : r.etcd_endpoints) {
     Result<std::string> parsed = ring::ParseEtcdEndpoint(e);

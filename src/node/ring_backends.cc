@@ -13,6 +13,15 @@ Result<std::unique_ptr<ring::KvClient>> MakeEtcd(const config::Config& c, promet
   ring::EtcdKvOptions o;
   o.endpoints = c.ring.etcd_endpoints;
   o.dial_timeout = c.ring.etcd_dial_timeout;
+  o.tls.enabled = c.ring.etcd_tls_enabled;
+  o.tls.cert_path = c.ring.etcd_tls_cert_path;
+  o.tls.key_path = c.ring.etcd_tls_key_path;
+  o.tls.ca_path = c.ring.etcd_tls_ca_path;
+  o.tls.server_name = c.ring.etcd_tls_server_name;
+  o.tls.insecure_skip_verify = c.ring.etcd_tls_insecure_skip_verify;
+  o.tls.reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval);
+  o.username = c.ring.etcd_username;
+  o.password = c.ring.etcd_password;
   ASSIGN_OR_RETURN(std::unique_ptr<ring::EtcdKv> kv, ring::EtcdKv::Create(o));
   return std::unique_ptr<ring::KvClient>(std::move(kv));
 }

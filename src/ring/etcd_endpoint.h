@@ -11,15 +11,14 @@
 
 namespace limits::ring {
 
-// "host:port" of a configured endpoint ("http://" and a trailing "/" dropped, as etcd's
-// client URLs are written); kInvalidArgument when it is not host:port with a port in
-// 1..65535, or uses https (TLS is not supported).
+// "host:port" of a configured endpoint ("http://" or "https://" and a trailing "/" dropped,
+// as etcd's client URLs are written; whether TLS is spoken is ring.etcd_tls_enabled's to say,
+// and the config refuses https:// without it); kInvalidArgument when it is not host:port with
+// a port in 1..65535.
 inline Result<std::string> ParseEtcdEndpoint(const std::string& endpoint) {
   std::string_view e = endpoint;
-  if (e.rfind("https://", 0) == 0) {
-    return Status::InvalidArgument("\"" + endpoint + "\": TLS (https://) is not supported; use host:port");
-  }
   if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
+  else if (e.rfind("https://", 0) == 0) e.remove_prefix(8);
   while (!e.empty() && e.back() == '/') e.remove_suffix(1);
   const size_t colon = e.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size() ||

@@ -1,5 +1,9 @@
 #include "ring/etcd_kv.h"
 
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -25,6 +29,38 @@ std::string GrpcCodeName(grpc::StatusCode code) {
   }
 }
 
+// A token etcd no longer takes (expired, or etcd restarted): authenticate again.
+bool IsTokenRejected(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+         s.error_message().find("invalid auth token") != std::string::npos;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials(const EtcdKvOptions::Tls& t) {
+  if (!t.enabled) return grpc::InsecureChannelCredentials();
+  const auto interval = static_cast<unsigned int>(std::max<int64_t>(1, t.reload_interval.count()));
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+  if (!t.cert_path.empty() && !t.ca_path.empty()) {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.key_path, t.cert_path, t.ca_path,
+                                                                                      interval);
+  } else if (!t.cert_path.empty()) {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.key_path, t.cert_path, interval);
+  } else if (!t.ca_path.empty()) {
+    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.ca_path, interval);
+  }
+  grpc::experimental::TlsChannelCredentialsOptions o;
+  if (provider) o.set_certificate_provider(provider);
+  if (!t.cert_path.empty()) o.watch_identity_key_cert_pairs();
+  if (!t.ca_path.empty()) o.watch_root_certs();  // else gRPC's default roots (the system's)
+  if (t.insecure_skip_verify) {
+    o.set_verify_server_certs(false);
+    o.set_check_call_host(false);
+    o.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+  } else {
+    o.set_certificate_verifier(std::make_shared<grpc::experimental::HostNameCertificateVerifier>());
+  }
+  return grpc::experimental::TlsCredentials(o);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
@@ -44,10 +80,12 @@ Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
                 static_cast<int>(std::min<int64_t>(2 * options.dial_timeout.count(), std::numeric_limits<int>::max())));
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    if (!options.tls.server_name.empty()) args.SetSslTargetNameOverride(options.tls.server_name);
     Endpoint ep;
     ep.target = target;
-    ep.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+    ep.channel = grpc::CreateCustomChannel(target, Credentials(options.tls), args);
     ep.stub = etcdserverpb::KV::NewStub(ep.channel);
+    ep.auth = etcdserverpb::Auth::NewStub(ep.channel);
     kv->endpoints_.push_back(std::move(ep));
   }
   return kv;
@@ -58,6 +96,26 @@ void EtcdKv::SetDeadline(grpc::ClientContext* ctx, Endpoint& e) const {
   ctx->set_deadline(std::chrono::system_clock::now() + (connected ? options_.request_timeout : options_.dial_timeout));
 }
 
+Result<std::string> EtcdKv::Token(Endpoint& e) {
+  if (options_.username.empty()) return std::string();
+  std::lock_guard lock(token_mu_);
+  if (!token_.empty()) return token_;
+  etcdserverpb::AuthenticateRequest req;
+  req.set_name(options_.username);
+  req.set_password(options_.password);
+  etcdserverpb::AuthenticateResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, e);
+  const grpc::Status s = e.auth->Authenticate(&ctx, req, &resp);
+  if (!s.ok()) {
+    return Status::Unavailable("etcd " + e.target + " Authenticate as \"" + options_.username +
+                               "\" (ring.etcd_username / ring.etcd_password): " + GrpcCodeName(s.error_code()) + " " +
+                               s.error_message());
+  }
+  token_ = resp.token();
+  return token_;
+}
+
 template <typename Call>
 Status EtcdKv::OnSomeEndpoint(const char* what, const Call& call) {
   const size_t n = endpoints_.size();
@@ -66,9 +124,22 @@ Status EtcdKv::OnSomeEndpoint(const char* what, const Call& call) {
   for (size_t i = 0; i < n; ++i) {
     const size_t idx = (first + i) % n;
     Endpoint& e = endpoints_[idx];
-    grpc::ClientContext ctx;
-    SetDeadline(&ctx, e);
-    const grpc::Status s = call(*e.stub, &ctx);
+    grpc::Status s;
+    // A token etcd rejects is renewed once.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      Result<std::string> token = Token(e);
+      if (!token.ok()) {
+        s = grpc::Status(grpc::StatusCode::UNAVAILABLE, token.status().message());
+        break;
+      }
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, e);
+      if (!token->empty()) ctx.AddMetadata("token", *token);
+      s = call(*e.stub, &ctx);
+      if (token->empty() || !IsTokenRejected(s)) break;
+      std::lock_guard lock(token_mu_);
+      if (token_ == *token) token_.clear();
+    }
     if (s.ok()) {
       current_.store(idx);
       return Status::OK();

@@ -4,7 +4,9 @@
 // callback again with the newer value, up to max_cas_retries. A stored value that does not
 // decode is never overwritten: Cas and Get return kCorruption. Transport errors are returned
 // after trying each endpoint once (the caller — the lifecycler — backs off and retries).
-// Creating it does not connect: etcd may be down at start. Thread-safe.
+// TLS (server verification, a client certificate, files re-read for rotation) and etcd's
+// user/password auth as dskit's etcd client has them. Creating it does not connect: etcd may
+// be down at start. Thread-safe.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,17 @@ struct EtcdKvOptions {
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
   // Version conflicts one Cas retries before giving up (dskit: 10).
   int max_cas_retries = 10;
+  struct Tls {
+    bool enabled = false;
+    std::string cert_path = "";  // a client certificate and its key (etcd's --client-cert-auth)
+    std::string key_path = "";
+    std::string ca_path = "";      // "": the system's roots
+    std::string server_name = "";  // the name the server's certificate must carry; "": the endpoint's host
+    bool insecure_skip_verify = false;
+    std::chrono::seconds reload_interval{5};
+  } tls = {};
+  std::string username = "";  // with password: etcd's Auth.Authenticate, its token on every call
+  std::string password = "";
 };
 
 class EtcdKv final : public KvClient {
@@ -57,6 +71,7 @@ class EtcdKv final : public KvClient {
     std::string target;  // host:port
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<etcdserverpb::KV::Stub> stub;
+    std::unique_ptr<etcdserverpb::Auth::Stub> auth;
   };
 
   explicit EtcdKv(const EtcdKvOptions& options) : options_(options) {}
@@ -65,10 +80,14 @@ class EtcdKv final : public KvClient {
   template <typename Call>
   Status OnSomeEndpoint(const char* what, const Call& call);
   void SetDeadline(grpc::ClientContext* ctx, Endpoint& e) const;
+  // The auth token to send (authenticating on `e` when there is none); "" without a user.
+  Result<std::string> Token(Endpoint& e);
 
   const EtcdKvOptions options_;
   std::vector<Endpoint> endpoints_;
   std::atomic<size_t> current_{0};
+  std::mutex token_mu_;
+  std::string token_;  // guarded by token_mu_; "" until authenticated, cleared when etcd rejects it
 };
 
 }  // namespace limits::ring

@@ -22,8 +22,12 @@ std::string EncodeDesc(const ::ring::Desc& desc) {
 }
 
 Result<::ring::Desc> DecodeDesc(std::string_view bytes) {
+  // snappy::Uncompress sizes (and zero-fills) its output to the length the block announces
+  // before decoding a byte: five bytes from a peer could claim 4 GiB. Validating first costs a
+  // pass over the block and allocates nothing; a valid block expands at most ~22 times.
   std::string raw;
-  if (!snappy::Uncompress(bytes.data(), bytes.size(), &raw)) {
+  if (!snappy::IsValidCompressedBuffer(bytes.data(), bytes.size()) ||
+      !snappy::Uncompress(bytes.data(), bytes.size(), &raw)) {
     return Status::Corruption("ring value is not snappy-compressed (" + std::to_string(bytes.size()) + " bytes)");
   }
   ::ring::Desc desc;

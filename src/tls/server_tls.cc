@@ -102,6 +102,41 @@ const char* ClientAuthName(ClientAuth auth) {
   return "?";
 }
 
+void CheckClientFiles(const std::string& cert_file, const std::string& key_file, const std::string& ca_file,
+                      const FileKeys& keys, const ErrorFn& err) {
+  if (!key_file.empty() && cert_file.empty()) err(keys.cert, "required with " + keys.key);
+  if (!cert_file.empty() && key_file.empty()) err(keys.key, "required with " + keys.cert);
+  std::unique_ptr<X509, X509Free> cert;
+  if (!cert_file.empty()) {
+    if (Result<std::string> pem = ReadFile(cert_file); !pem.ok()) {
+      err(keys.cert, pem.status().message());
+    } else if (cert = FirstCertificate(*pem); cert == nullptr) {
+      err(keys.cert, "\"" + cert_file + "\" holds no PEM certificate");
+    }
+  }
+  if (!key_file.empty()) {
+    if (Result<std::string> pem = ReadFile(key_file); !pem.ok()) {
+      err(keys.key, pem.status().message());
+    } else {
+      auto bio = Bio(*pem);
+      std::unique_ptr<EVP_PKEY, KeyFree> key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+      if (key == nullptr) {
+        err(keys.key, "\"" + key_file + "\" holds no PEM private key (or it is encrypted)");
+      } else if (cert != nullptr && X509_check_private_key(cert.get(), key.get()) != 1) {
+        err(keys.key, "\"" + key_file + "\" is not the key of " + keys.cert + "'s certificate");
+      }
+    }
+  }
+  if (!ca_file.empty()) {
+    if (Result<std::string> pem = ReadFile(ca_file); !pem.ok()) {
+      err(keys.ca, pem.status().message());
+    } else if (FirstCertificate(*pem) == nullptr) {
+      err(keys.ca, "\"" + ca_file + "\" holds no PEM certificate");
+    }
+  }
+  ERR_clear_error();
+}
+
 void CheckServerTls(const ServerTls& tls, const std::string& prefix, const ErrorFn& err) {
   const Result<ClientAuth> auth = ParseClientAuth(tls.client_auth_type);
   if (!auth.ok()) err(prefix + ".client_auth_type", auth.status().message());
@@ -111,38 +146,10 @@ void CheckServerTls(const ServerTls& tls, const std::string& prefix, const Error
     }
     return;
   }
-  if (tls.cert_file.empty()) err(prefix + ".cert_file", "required with key_file");
-  if (tls.key_file.empty()) err(prefix + ".key_file", "required with cert_file");
-  std::unique_ptr<X509, X509Free> cert;
-  if (!tls.cert_file.empty()) {
-    if (Result<std::string> pem = ReadFile(tls.cert_file); !pem.ok()) {
-      err(prefix + ".cert_file", pem.status().message());
-    } else if (cert = FirstCertificate(*pem); cert == nullptr) {
-      err(prefix + ".cert_file", "\"" + tls.cert_file + "\" holds no PEM certificate");
-    }
-  }
-  if (!tls.key_file.empty()) {
-    if (Result<std::string> pem = ReadFile(tls.key_file); !pem.ok()) {
-      err(prefix + ".key_file", pem.status().message());
-    } else {
-      auto bio = Bio(*pem);
-      std::unique_ptr<EVP_PKEY, KeyFree> key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-      if (key == nullptr) {
-        err(prefix + ".key_file", "\"" + tls.key_file + "\" holds no PEM private key (or it is encrypted)");
-      } else if (cert != nullptr && X509_check_private_key(cert.get(), key.get()) != 1) {
-        err(prefix + ".key_file", "\"" + tls.key_file + "\" is not the key of cert_file's certificate");
-      }
-    }
-  }
-  ERR_clear_error();
-  if (!tls.client_ca_file.empty()) {
-    if (Result<std::string> pem = ReadFile(tls.client_ca_file); !pem.ok()) {
-      err(prefix + ".client_ca_file", pem.status().message());
-    } else if (FirstCertificate(*pem) == nullptr) {
-      err(prefix + ".client_ca_file", "\"" + tls.client_ca_file + "\" holds no PEM certificate");
-    }
-    ERR_clear_error();
-  }
+  // enabled(): one of the two is set, so a missing other is "required with" it.
+  CheckClientFiles(tls.cert_file, tls.key_file, tls.client_ca_file,
+                   {.cert = prefix + ".cert_file", .key = prefix + ".key_file", .ca = prefix + ".client_ca_file"},
+                   err);
   if (!auth.ok()) return;
   if (*auth == ClientAuth::kNoClientCert && !tls.client_ca_file.empty()) {
     // exporter-toolkit refuses it too: a CA that verifies nothing is a mistake.

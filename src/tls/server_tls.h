@@ -33,6 +33,14 @@ const char* ClientAuthName(ClientAuth auth);
 
 using ErrorFn = std::function<void(const std::string& key, const std::string& message)>;
 
+// A client's certificate, key and CA files (each optional, cert and key together), checked as
+// CheckServerTls checks a listener's; `keys` names them in messages.
+struct FileKeys {
+  std::string cert, key, ca;
+};
+void CheckClientFiles(const std::string& cert, const std::string& key, const std::string& ca, const FileKeys& keys,
+                      const std::function<void(const std::string&, const std::string&)>& err);
+
 // What the listener would load, checked now: both files named and readable, PEM that parses,
 // a key that matches the certificate, a CA file that holds a certificate, and a
 // client_auth_type that fits the CA file (exporter-toolkit's rules). Keys are named under

@@ -35,13 +35,17 @@ int PickFreePort() {
   return port;
 }
 
-TestEtcd::TestEtcd() {
+TestEtcd::TestEtcd(Tls tls) : tls_(std::move(tls)) {
   // The ports are free when picked; another process could take one before etcd binds it,
   // so a failed start is retried on new ports.
   for (int attempt = 0; attempt < 3 && pid_ <= 0; ++attempt) {
     client_port_ = PickFreePort();
     peer_port_ = PickFreePort();
-    if (client_port_ > 0 && peer_port_ > 0 && client_port_ != peer_port_) Launch();
+    metrics_port_ = PickFreePort();
+    if (client_port_ > 0 && peer_port_ > 0 && metrics_port_ > 0 && client_port_ != peer_port_ &&
+        metrics_port_ != client_port_ && metrics_port_ != peer_port_) {
+      Launch();
+    }
   }
 }
 
@@ -72,7 +76,8 @@ std::string TestEtcd::log() const {
 }
 
 bool TestEtcd::Launch() {
-  const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+  const std::string client =
+      (tls_.cert.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(client_port_);
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
   std::vector<std::string> args = {kEtcdBinary,
                                    "--name", "test",
@@ -83,7 +88,12 @@ bool TestEtcd::Launch() {
                                    "--initial-advertise-peer-urls", peer,
                                    "--initial-cluster", "test=" + peer,
                                    "--logger", "zap",
-                                   "--log-level", "warn"};
+                                   "--log-level", "warn",
+                                   "--listen-metrics-urls", "http://127.0.0.1:" + std::to_string(metrics_port_)};
+  if (!tls_.cert.empty()) {
+    args.insert(args.end(), {"--cert-file", tls_.cert, "--key-file", tls_.key});
+    if (!tls_.client_ca.empty()) args.insert(args.end(), {"--client-cert-auth", "--trusted-ca-file", tls_.client_ca});
+  }
   const std::string log_path = dir_.Sub("etcd.log");
   const pid_t pid = fork();
   if (pid == 0) {
@@ -104,7 +114,7 @@ bool TestEtcd::Launch() {
           pid_ = -1;
           return true;
         }
-        return HttpGet(client_port_, "/health").body.find("\"health\":\"true\"") != std::string::npos;
+        return HttpGet(metrics_port_, "/health").body.find("\"health\":\"true\"") != std::string::npos;
       },
       std::chrono::seconds(20));
   if (!up && pid_ > 0) Kill();

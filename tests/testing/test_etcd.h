@@ -16,8 +16,13 @@ inline constexpr char kEtcdBinary[] = "/usr/bin/etcd";
 
 class TestEtcd {
  public:
+  // TLS on the client URL (https://): the server's certificate and key, and with
+  // client_ca the client certificates it requires (--client-cert-auth).
+  struct Tls {
+    std::string cert, key, client_ca;
+  };
   // Starts etcd and waits until it answers /health; check ok() (and log() when it is not).
-  TestEtcd();
+  explicit TestEtcd(Tls tls = {});
   ~TestEtcd();
   TestEtcd(const TestEtcd&) = delete;
   TestEtcd& operator=(const TestEtcd&) = delete;
@@ -37,6 +42,8 @@ class TestEtcd {
   bool Launch();
 
   TempDir dir_;
+  Tls tls_;
+  int metrics_port_ = 0;  // plain /health, whatever the client URL speaks
   int client_port_ = 0;
   int peer_port_ = 0;
   pid_t pid_ = -1;

@@ -338,7 +338,7 @@ TEST(LoadConfigTest, GrpcTlsKeysAreDskitsAndBadFilesAreNamed) {
                            "server.grpc_tls_config.key_file=" + server.key}),
               HasSubstr("server.grpc_tls_config.cert_file: cannot read"));
   EXPECT_THAT(ErrorOf("", {"server.grpc_tls_config.cert_file=" + server.cert}),
-              HasSubstr("server.grpc_tls_config.key_file: required with cert_file"));
+              HasSubstr("server.grpc_tls_config.key_file: required with server.grpc_tls_config.cert_file"));
   EXPECT_THAT(ErrorOf(tls, {"server.grpc_tls_config.client_auth_type=Mutual"}),
               HasSubstr("server.grpc_tls_config.client_auth_type: unknown client_auth_type \"Mutual\""));
   EXPECT_THAT(ErrorOf(tls, {"server.tls_min_version=VersionTLS13"}),

@@ -85,7 +85,18 @@ TEST(RingConfigTest, ErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf("[ring]\nstore = \"etcd\"\netcd_endpoints = [\"etcd\"]\n"),
               HasSubstr("ring.etcd_endpoints: \"etcd\": expected host:port"));
   EXPECT_THAT(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=h1:2379,https://h2:2379"}),
-              HasSubstr("ring.etcd_endpoints: \"https://h2:2379\": TLS"));
+              HasSubstr("ring.etcd_endpoints: \"https://h2:2379\" is https: set ring.etcd_tls_enabled = true"));
+  EXPECT_EQ(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=https://h2:2379", "ring.etcd_tls_enabled=true"}), "<ok>");
+  EXPECT_THAT(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=h:2379", "ring.etcd_tls_ca_path=/ca.pem"}),
+              HasSubstr("ring.etcd_tls_ca_path: set ring.etcd_tls_enabled = true to use it"));
+  EXPECT_THAT(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=h:2379", "ring.etcd_tls_enabled=true",
+                           "ring.etcd_tls_ca_path=/nonexistent/ca.pem"}),
+              HasSubstr("ring.etcd_tls_ca_path: cannot read"));
+  EXPECT_THAT(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=h:2379", "ring.etcd_tls_enabled=true",
+                           "ring.etcd_tls_key_path=/k.pem"}),
+              HasSubstr("ring.etcd_tls_cert_path: required with ring.etcd_tls_key_path"));
+  EXPECT_THAT(ErrorOf("", {"ring.store=etcd", "ring.etcd_endpoints=h:2379", "ring.etcd_username=limitsd"}),
+              HasSubstr("ring.etcd_password: etcd_username and etcd_password go together"));
   EXPECT_THAT(ErrorOf("[ring]\netcd_endpoints = \"h1:2379\"\n"), HasSubstr("ring.etcd_endpoints: expected an array of strings"));
   EXPECT_THAT(ErrorOf("[ring]\netcd_endpoints = [1]\n"), HasSubstr("ring.etcd_endpoints: expected an array of strings"));
   EXPECT_THAT(ErrorOf("[ring]\nnum_tokens = 0\n"), HasSubstr("ring.num_tokens: must be between 1 and 8192, got 0"));

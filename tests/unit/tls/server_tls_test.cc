@@ -68,7 +68,7 @@ TEST(ServerTlsTest, WhatTheListenerWouldLoadIsCheckedNamingTheKey) {
                   .empty());
 
   auto errors = Check({.cert_file = server.cert});
-  EXPECT_THAT(errors["server.grpc_tls_config.key_file"], HasSubstr("required with cert_file"));
+  EXPECT_THAT(errors["server.grpc_tls_config.key_file"], HasSubstr("required with server.grpc_tls_config.cert_file"));
   errors = Check({.cert_file = dir.Sub("missing.pem"), .key_file = server.key});
   EXPECT_THAT(errors["server.grpc_tls_config.cert_file"], HasSubstr("cannot read"));
   errors = Check({.cert_file = server.key, .key_file = server.key});
@@ -76,7 +76,7 @@ TEST(ServerTlsTest, WhatTheListenerWouldLoadIsCheckedNamingTheKey) {
   errors = Check({.cert_file = server.cert, .key_file = server.cert});
   EXPECT_THAT(errors["server.grpc_tls_config.key_file"], HasSubstr("holds no PEM private key"));
   errors = Check({.cert_file = server.cert, .key_file = stranger.key});
-  EXPECT_THAT(errors["server.grpc_tls_config.key_file"], HasSubstr("is not the key of cert_file's certificate"));
+  EXPECT_THAT(errors["server.grpc_tls_config.key_file"], HasSubstr("is not the key of server.grpc_tls_config.cert_file's certificate"));
   errors = Check({.cert_file = server.cert, .key_file = server.key, .client_ca_file = server.key,
                   .client_auth_type = "RequireAndVerifyClientCert"});
   EXPECT_THAT(errors["server.grpc_tls_config.client_ca_file"], HasSubstr("holds no PEM certificate"));
