@@ -227,6 +227,15 @@ struct RingConfig {
   // renewed when etcd says it is no longer valid.
   std::string etcd_username;
   std::string etcd_password;
+  // TLS on every gossip connection, as dskit's memberlist (-memberlist.tls-enabled,
+  // tls-cert-path, tls-key-path, tls-ca-path, tls-server-name, tls-insecure-skip-verify):
+  // one certificate serves both as listener and as dialler; the CA verifies the peers.
+  bool memberlist_tls_enabled = false;
+  std::string memberlist_tls_cert_path;
+  std::string memberlist_tls_key_path;
+  std::string memberlist_tls_ca_path;
+  std::string memberlist_tls_server_name;
+  bool memberlist_tls_insecure_skip_verify = false;
   // The ring's KV key is prefix + key (Loki: "collectors/" + "ingest-limits").
   std::string prefix = kDefaultRingPrefix;
   std::string key = kDefaultRingKey;

@@ -586,6 +586,12 @@ void ReadConfig(Reader& root, Config* c) {
   ring.Bool("etcd_tls_insecure_skip_verify", &c->ring.etcd_tls_insecure_skip_verify);
   ring.String("etcd_username", &c->ring.etcd_username);
   ring.String("etcd_password", &c->ring.etcd_password);
+  ring.Bool("memberlist_tls_enabled", &c->ring.memberlist_tls_enabled);
+  ring.String("memberlist_tls_cert_path", &c->ring.memberlist_tls_cert_path);
+  ring.String("memberlist_tls_key_path", &c->ring.memberlist_tls_key_path);
+  ring.String("memberlist_tls_ca_path", &c->ring.memberlist_tls_ca_path);
+  ring.String("memberlist_tls_server_name", &c->ring.memberlist_tls_server_name);
+  ring.Bool("memberlist_tls_insecure_skip_verify", &c->ring.memberlist_tls_insecure_skip_verify);
   ring.String("prefix", &c->ring.prefix);
   ring.String("key", &c->ring.key);
   ring.String("instance_addr", &c->ring.instance_addr);
@@ -753,6 +759,24 @@ void ValidateRing(const RingConfig& r, const std::function<void(const std::strin
     }
     for (const std::string& e : r.etcd_endpoints) {
       if (e.rfind("https://", 0) == 0) err("ring.etcd_endpoints", "\"" + e + "\" is https: set ring.etcd_tls_enabled = true");
+    }
+  }
+  if (r.memberlist_tls_enabled) {
+    // Every member listens too: a certificate and key are required, not optional.
+    if (r.memberlist_tls_cert_path.empty()) err("ring.memberlist_tls_cert_path", "required with ring.memberlist_tls_enabled");
+    if (r.memberlist_tls_key_path.empty()) err("ring.memberlist_tls_key_path", "required with ring.memberlist_tls_enabled");
+    tls::CheckClientFiles(r.memberlist_tls_cert_path, r.memberlist_tls_key_path, r.memberlist_tls_ca_path,
+                          {.cert = "ring.memberlist_tls_cert_path",
+                           .key = "ring.memberlist_tls_key_path",
+                           .ca = "ring.memberlist_tls_ca_path"},
+                          err);
+  } else {
+    for (const auto& [key, value] :
+         {std::pair<const char*, const std::string*>{"ring.memberlist_tls_cert_path", &r.memberlist_tls_cert_path},
+          {"ring.memberlist_tls_key_path", &r.memberlist_tls_key_path},
+          {"ring.memberlist_tls_ca_path", &r.memberlist_tls_ca_path},
+          {"ring.memberlist_tls_server_name", &r.memberlist_tls_server_name}}) {
+      if (!value->empty()) err(key, "set ring.memberlist_tls_enabled = true to use it");
     }
   }
   if (r.etcd_username.empty() != r.etcd_password.empty()) {

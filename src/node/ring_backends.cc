@@ -52,6 +52,16 @@ Result<std::unique_ptr<ring::KvClient>> MakeMemberlist(const config::Config& c, 
   o.min_join_backoff = r.memberlist_min_join_backoff;
   o.max_join_backoff = r.memberlist_max_join_backoff;
   o.rejoin_interval = r.memberlist_rejoin_interval;
+  if (r.memberlist_tls_enabled) {
+    tls::PeerTlsOptions t;
+    t.cert_file = r.memberlist_tls_cert_path;
+    t.key_file = r.memberlist_tls_key_path;
+    t.ca_file = r.memberlist_tls_ca_path;
+    t.server_name = r.memberlist_tls_server_name;
+    t.insecure_skip_verify = r.memberlist_tls_insecure_skip_verify;
+    t.reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval);
+    o.tls = std::move(t);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<ring::memberlist::MemberlistKv> kv,
                    ring::memberlist::MemberlistKv::Create(std::move(o), registry));
   return std::unique_ptr<ring::KvClient>(std::move(kv));

@@ -42,7 +42,7 @@ struct EtcdKvOptions {
     std::string server_name = "";  // the name the server's certificate must carry; "": the endpoint's host
     bool insecure_skip_verify = false;
     std::chrono::seconds reload_interval{5};
-  } tls = {};
+  } tls;
   std::string username = "";  // with password: etcd's Auth.Authenticate, its token on every call
   std::string password = "";
 };

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -46,10 +47,22 @@ func main() {
 	pushPull := flag.Duration("pushpull-interval", 5*time.Second, "memberlist PushPullInterval")
 	heartbeat := flag.Duration("heartbeat", time.Second, "heartbeat period of the fake instances")
 	compression := flag.Bool("compression", true, "memberlist EnableCompression (dskit's default: on)")
+	tlsCert := flag.String("tls-cert-path", "", "dskit memberlist.tls-cert-path: with -tls-key-path, TLS on every connection")
+	tlsKey := flag.String("tls-key-path", "", "dskit memberlist.tls-key-path")
+	tlsCA := flag.String("tls-ca-path", "", "dskit memberlist.tls-ca-path")
+	tlsServerName := flag.String("tls-server-name", "", "dskit memberlist.tls-server-name")
 	flag.Parse()
 	log.SetFlags(log.Lmicroseconds)
 
-	tr, err := newTransport(*bind, *port, *label)
+	var tlsConfig *tls.Config
+	if *tlsCert != "" {
+		c, err := tlsConfigFor(*tlsCert, *tlsKey, *tlsCA, *tlsServerName, false)
+		if err != nil {
+			log.Fatalf("tls: %v", err)
+		}
+		tlsConfig = c
+	}
+	tr, err := newTransport(*bind, *port, *label, tlsConfig)
 	if err != nil {
 		log.Fatalf("listen: %v", err)
 	}

@@ -9,11 +9,14 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/md5"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,16 +41,57 @@ type tcpTransport struct {
 
 	labelRejects int64
 	badPackets   int64
+
+	// dskit's memberlist TLS (TCPTransportConfig.TLSEnabled): one config, from the client TLS
+	// settings, wraps accepted connections (tls.Server) and dials (tls.Dial). Nil: plain.
+	tlsConfig *tls.Config
 }
 
-func newTransport(bindAddr string, port int, label string) (*tcpTransport, error) {
+// tlsConfigFor builds the config as dskit's ClientConfig.GetTLSConfig does: the certificate
+// for both roles, the CA as RootCAs, the server name, no client-certificate verification.
+func tlsConfigFor(certFile, keyFile, caFile, serverName string, insecure bool) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{
+		ServerName:         serverName,
+		InsecureSkipVerify: insecure,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil },
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &cert, nil
+		},
+	}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("no certificate in " + caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+func (t *tcpTransport) dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if t.tlsConfig != nil {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, t.tlsConfig)
+	}
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
+func newTransport(bindAddr string, port int, label string, tlsConfig *tls.Config) (*tcpTransport, error) {
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.ParseIP(bindAddr), Port: port})
 	if err != nil {
 		return nil, err
 	}
 	t := &tcpTransport{
-		label:    label,
-		listener: ln,
+		label:     label,
+		listener:  ln,
+		tlsConfig: tlsConfig,
 		packetCh: make(chan *memberlist.Packet, 1024),
 		streamCh: make(chan net.Conn, 64),
 	}
@@ -68,6 +112,9 @@ func (t *tcpTransport) accept() {
 			}
 			time.Sleep(10 * time.Millisecond)
 			continue
+		}
+		if t.tlsConfig != nil {
+			conn = tls.Server(conn, t.tlsConfig)
 		}
 		go t.handle(conn)
 	}
@@ -199,7 +246,7 @@ func (t *tcpTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 }
 
 func (t *tcpTransport) writePacket(payload []byte, addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	c, err := t.dial(addr, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -222,7 +269,7 @@ func (t *tcpTransport) writePacket(payload []byte, addr string) error {
 func (t *tcpTransport) PacketCh() <-chan *memberlist.Packet { return t.packetCh }
 
 func (t *tcpTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+	c, err := t.dial(addr, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -41,7 +44,39 @@ Connection::Connection(int fd, std::string peer, size_t max_read_bytes)
     : fd_(fd), peer_(std::move(peer)), max_read_bytes_(max_read_bytes), deadline_(Clock::now() + std::chrono::seconds(10)) {}
 
 Connection::~Connection() {
+  if (ssl_ != nullptr) {
+    SSL_shutdown(ssl_);  // close_notify, once, without waiting for the peer's
+    SSL_free(ssl_);
+  }
   if (fd_ >= 0) ::close(fd_);
+}
+
+Result<bool> Connection::WaitTls(int ssl_error) {
+  if (ssl_error == SSL_ERROR_WANT_READ) return WaitFd(fd_, POLLIN, deadline_);
+  if (ssl_error == SSL_ERROR_WANT_WRITE) return WaitFd(fd_, POLLOUT, deadline_);
+  return Status::Unavailable("TLS with " + peer_ + ": unexpected state " + std::to_string(ssl_error));
+}
+
+Status Connection::StartTls(tls::PeerTls& tls, bool server) {
+  ASSIGN_OR_RETURN(ssl_, tls.NewConnection(fd_, server, peer_));
+  while (true) {
+    ERR_clear_error();
+    const int rc = SSL_do_handshake(ssl_);
+    if (rc == 1) return Status::OK();
+    const int err = SSL_get_error(ssl_, rc);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      ASSIGN_OR_RETURN(bool ready, WaitTls(err));
+      if (!ready) return Status::Unavailable("TLS handshake with " + peer_ + ": timed out");
+      continue;
+    }
+    std::string why;
+    if (const long v = SSL_get_verify_result(ssl_); v != X509_V_OK) why = X509_verify_cert_error_string(v);
+    char buf[256];
+    if (const unsigned long e = ERR_get_error(); e != 0 && why.empty()) why = ERR_error_string(e, buf);
+    if (why.empty()) why = "the peer closed the connection (no TLS?)";
+    ERR_clear_error();
+    return Status::Unavailable("TLS handshake with " + peer_ + ": " + why);
+  }
 }
 
 Result<std::unique_ptr<Connection>> Connection::Dial(const std::string& addr, std::chrono::milliseconds timeout,
@@ -82,6 +117,20 @@ Result<std::unique_ptr<Connection>> Connection::Dial(const std::string& addr, st
 }
 
 Status Connection::WriteAll(std::string_view data) {
+  while (ssl_ != nullptr && !data.empty()) {
+    ERR_clear_error();
+    const int n = SSL_write(ssl_, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30)));
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    const int err = SSL_get_error(ssl_, n);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+      return Status::Unavailable("TLS write to " + peer_ + ": error " + std::to_string(err));
+    }
+    ASSIGN_OR_RETURN(bool ready, WaitTls(err));
+    if (!ready) return Status::Unavailable("write to " + peer_ + ": timed out");
+  }
   while (!data.empty()) {
     const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -102,7 +151,35 @@ Status Connection::WriteAll(std::string_view data) {
 Result<size_t> Connection::ReadSome() {
   char tmp[64 * 1024];
   while (true) {
-    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    ssize_t n = 0;
+    if (ssl_ != nullptr) {
+      ERR_clear_error();
+      n = SSL_read(ssl_, tmp, sizeof tmp);
+      if (n <= 0) {
+        const int err = SSL_get_error(ssl_, static_cast<int>(n));
+        // close_notify, or a peer that closed without one (Go's packets may): the end.
+        if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)) {
+          return size_t{0};
+        }
+        if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+          if (err == SSL_ERROR_SSL) {
+            // OpenSSL 3 reports an EOF without close_notify as an error: the end too.
+            const unsigned long e = ERR_peek_error();
+            if (ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+              ERR_clear_error();
+              return size_t{0};
+            }
+          }
+          ERR_clear_error();
+          return Status::Unavailable("TLS read from " + peer_ + ": error " + std::to_string(err));
+        }
+        ASSIGN_OR_RETURN(bool ready, WaitTls(err));
+        if (!ready) return Status::Unavailable("read from " + peer_ + ": timed out");
+        continue;
+      }
+    } else {
+      n = ::recv(fd_, tmp, sizeof tmp, 0);
+    }
     if (n > 0) {
       total_read_ += static_cast<uint64_t>(n);
       if (total_read_ > max_read_bytes_) {
@@ -151,6 +228,9 @@ Result<std::string> Connection::ReadToEnd() {
   return out;
 }
 
-void Connection::CloseWrite() { ::shutdown(fd_, SHUT_WR); }
+void Connection::CloseWrite() {
+  if (ssl_ != nullptr) SSL_shutdown(ssl_);  // close_notify: the peer's TLS reads its end
+  ::shutdown(fd_, SHUT_WR);
+}
 
 }  // namespace limits::ring::memberlist

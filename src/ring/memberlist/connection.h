@@ -1,6 +1,7 @@
 // Connection: one TCP connection of the gossip transport, with a deadline for every read and
 // write (a peer that stops talking never holds a thread), a cap on the bytes it may send us,
-// and a buffered reader usable as a msgpack ByteSource. Owns the socket. Not thread-safe.
+// and a buffered reader usable as a msgpack ByteSource; over TLS after StartTls. Owns the
+// socket. Not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "common/result.h"
 #include "ring/memberlist/msgpack.h"
+#include "tls/peer_tls.h"
 
 namespace limits::ring::memberlist {
 
@@ -30,6 +32,11 @@ class Connection : public ByteSource {
   void SetDeadline(Clock::time_point deadline) { deadline_ = deadline; }
   void SetTimeout(std::chrono::milliseconds t) { deadline_ = Clock::now() + t; }
 
+  // The TLS handshake, as the accepting or the dialling side, within the deadline; every read
+  // and write after it goes through TLS. kUnavailable when it fails (a peer without TLS, a
+  // certificate that does not verify).
+  Status StartTls(tls::PeerTls& tls, bool server);
+
   Status WriteAll(std::string_view data);
   // ByteSource: exactly n bytes (kCorruption if the peer closes first, kUnavailable on the
   // deadline or a socket error, kCorruption past max_read_bytes).
@@ -46,7 +53,11 @@ class Connection : public ByteSource {
   // Reads what is available (waiting until the deadline); 0 at EOF.
   Result<size_t> ReadSome();
 
+  // Waits until the socket can do what the last TLS call asked for; false on the deadline.
+  Result<bool> WaitTls(int ssl_error);
+
   int fd_;
+  SSL* ssl_ = nullptr;
   std::string peer_;
   size_t max_read_bytes_;
   Clock::time_point deadline_;

@@ -49,6 +49,11 @@ Status MemberlistKv::Start() {
   t.bind_addr = options_.bind_addr;
   t.bind_port = options_.bind_port;
   t.max_message_bytes = options_.max_message_bytes;
+  if (options_.tls) {
+    Result<std::shared_ptr<tls::PeerTls>> peer_tls = tls::PeerTls::Create(*options_.tls);
+    if (!peer_tls.ok()) return peer_tls.status().Prefixed("memberlist TLS");
+    t.tls = std::move(*peer_tls);
+  }
   transport_ = std::make_unique<TcpTransport>(t, metrics_);
   // The handlers need the membership, built below once the port (maybe the kernel's) is
   // known; until then what arrives is dropped.

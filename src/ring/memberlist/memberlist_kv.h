@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,8 @@ using namespace std::chrono_literals;
 // Defaults are dskit's (memberlist.* flags) unless said otherwise.
 struct MemberlistOptions {
   std::vector<std::string> join;  // host[:port] (7946 when omitted); names resolved per attempt
+  // TLS on every gossip connection (dskit's memberlist tls_*); unset: plain text.
+  std::optional<tls::PeerTlsOptions> tls = std::nullopt;
   std::string bind_addr = "0.0.0.0";
   int bind_port = 7946;
   // What peers dial: "" = the bind address, or when that is 0.0.0.0 / ::, this machine's

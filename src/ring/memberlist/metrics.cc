@@ -59,7 +59,7 @@ Metrics::Metrics(prometheus::Registry& registry)
                  .Register(registry)) {
   for (const char* s : {"alive", "suspect", "dead", "left"}) SetMembers(s, 0);
   for (const char* r : {"bad_frame_type", "short", "digest", "oversized", "label", "crc", "decode", "unsupported",
-                        "timeout", "overload"}) {
+                        "timeout", "overload", "tls"}) {
     rejected_.Add({{"reason", r}});
   }
   for (const char* d : {"in", "out"}) {

@@ -156,6 +156,14 @@ void TcpTransport::Handle(int fd, const std::string& peer) {
   Connection conn(fd, peer, options_.max_message_bytes);
   conn.SetTimeout(options_.read_timeout);
   auto count_bytes = [&] { metrics_.bytes_in.Increment(static_cast<double>(conn.bytes_read())); };
+  if (options_.tls) {
+    if (Status s = conn.StartTls(*options_.tls, /*server=*/true); !s.ok()) {
+      metrics_.Rejected("tls");
+      log::Debug(kComponent, "gossip connection refused").Kv("peer", peer).Kv("error", s.message());
+      count_bytes();
+      return;
+    }
+  }
   Result<std::string_view> type = conn.Take(1);
   if (!type.ok()) {
     metrics_.Rejected(type.status().code() == StatusCode::kUnavailable ? "timeout" : "short");
@@ -238,7 +246,14 @@ Status TcpTransport::WritePacket(const std::string& addr, const std::string& pay
   const std::string frame = EncodePacketFrame(from, payload);
   ASSIGN_OR_RETURN(auto conn, Connection::Dial(addr, options_.packet_dial_timeout, options_.max_message_bytes));
   conn->SetTimeout(options_.packet_write_timeout);
+  if (options_.tls) RETURN_IF_ERROR(conn->StartTls(*options_.tls, /*server=*/false));
   RETURN_IF_ERROR(conn->WriteAll(frame));
+  if (options_.tls) {
+    // Over TLS, end with close_notify and wait for the peer's close: closing with its TLS
+    // data unread would reset the connection, which can cost the peer the packet.
+    conn->CloseWrite();
+    (void)conn->ReadToEnd();
+  }
   metrics_.packets_out.Increment();
   metrics_.bytes_out.Increment(static_cast<double>(frame.size()));
   return Status::OK();
@@ -248,6 +263,7 @@ Result<std::unique_ptr<Connection>> TcpTransport::DialStream(const std::string& 
                                                              std::chrono::milliseconds timeout) {
   metrics_.streams_out.Increment();
   ASSIGN_OR_RETURN(auto conn, Connection::Dial(addr, timeout, options_.max_message_bytes));
+  if (options_.tls) RETURN_IF_ERROR(conn->StartTls(*options_.tls, /*server=*/false));
   const char type = static_cast<char>(kFrameStream);
   RETURN_IF_ERROR(conn->WriteAll(std::string_view(&type, 1)));
   return conn;

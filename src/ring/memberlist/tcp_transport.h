@@ -3,6 +3,8 @@
 // connections to a few handler threads (a bounded queue: past it a connection is closed and
 // counted); packets to send go through a bounded queue to a few writer threads, so a slow
 // peer never blocks the caller (dropped packets are retried by the protocol, as in dskit).
+// With TLS every connection starts with a handshake; one that fails (a peer without TLS, a
+// certificate our CA does not verify) is closed and counted (rejected{reason="tls"}).
 // Lifecycle: Start() once, Stop() once (joins every thread). Send*/Dial* are thread-safe.
 #pragma once
 
@@ -36,6 +38,8 @@ struct TransportOptions {
   int writer_threads = 3;  // dskit's max-concurrent-writes
   size_t max_pending_connections = 256;
   size_t max_pending_packets = 1024;
+  // dskit's memberlist tls_enabled: every connection, both ways, is TLS. Null: plain text.
+  std::shared_ptr<tls::PeerTls> tls = nullptr;
 };
 
 class TcpTransport {

@@ -15,6 +15,7 @@
 #include "peer_process.h"
 #include "testing/http_client.h"
 #include "testing/temp_dir.h"
+#include "testing/test_certs.h"
 #include "testing/wait_for.h"
 
 namespace limits {
@@ -57,6 +58,7 @@ class MemberlistInteropTest : public ::testing::Test {
   void StartPeer(Peer* p, const std::string& name, const std::string& instances, const std::string& join) {
     std::vector<std::string> argv = {MEMBERLIST_PEER, "-name", name, "-instances", instances, "-label", kLabel,
                                      "-probe-interval", "1s", "-probe-timeout", "500ms", "-heartbeat", "1s"};
+    argv.insert(argv.end(), peer_args_.begin(), peer_args_.end());
     if (!join.empty()) {
       argv.push_back("-join");
       argv.push_back(join);
@@ -89,6 +91,7 @@ class MemberlistInteropTest : public ::testing::Test {
         "--set", "ring.memberlist_probe_timeout=500ms",
         "--set", "ring.memberlist_pullpush_interval=5s",
     };
+    for (const std::string& set : limitsd_sets_) argv.insert(argv.end(), {"--set", set});
     return std::make_unique<ChildProcess>(argv, dir_.Sub(run + ".log"));
   }
 
@@ -136,9 +139,65 @@ class MemberlistInteropTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  std::vector<std::string> peer_args_;     // extra flags of both Go peers
+  std::vector<std::string> limitsd_sets_;  // extra --set of limitsd
   Peer a_;
   Peer b_;
 };
+
+// Issue 25 item 4: the Go peers gossip over TLS as dskit's TCP transport does
+// (-memberlist.tls-enabled with a certificate, key and CA); limitsd with the same settings
+// joins, and limitsd without TLS, or with a certificate of another CA, never does.
+class MemberlistTlsInteropTest : public MemberlistInteropTest {
+ protected:
+  void SetUp() override {
+    // One certificate for both peers, as a Helm chart's single memberlist Secret would be.
+    const testing::CertPair loki = ca_.Server("loki");
+    peer_args_ = {"-tls-cert-path", loki.cert, "-tls-key-path", loki.key, "-tls-ca-path", ca_.ca()};
+    MemberlistInteropTest::SetUp();
+  }
+  void UseTls(const testing::TestCerts& ca, const std::string& name) {
+    const testing::CertPair p = ca.Server(name);
+    limitsd_sets_ = {"ring.memberlist_tls_enabled=true", "ring.memberlist_tls_cert_path=" + p.cert,
+                     "ring.memberlist_tls_key_path=" + p.key, "ring.memberlist_tls_ca_path=" + ca.ca()};
+  }
+  // limitsd tried to join and failed at least twice; the peers never listed it.
+  void ExpectNeverJoins(ChildProcess& node) {
+    int http = 0;
+    ASSERT_TRUE(WaitFor([&] { return (http = HttpPortOf(node)) > 0; }, 30s)) << node.Log();
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string m = HttpGet(http, "/metrics").body;
+          std::smatch match;
+          static const std::regex re("limitsd_memberlist_join_attempts_total\\{result=\"error\"\\} ([0-9]+)");
+          return std::regex_search(m, match, re) && std::stoi(match[1]) >= 2;
+        },
+        30s))
+        << node.Log();
+    EXPECT_EQ(PeerMembers(a_.http_port).count(kNode), 0u);
+    EXPECT_EQ(PeerMembers(b_.http_port).count(kNode), 0u);
+    EXPECT_EQ(PeerRing(a_.http_port).count(kNode), 0u);
+  }
+  testing::TestCerts ca_{dir_.path()};
+};
+
+TEST_F(MemberlistTlsInteropTest, JoinsTheGoPeersOverTls) {
+  UseTls(ca_, "limitsd");
+  auto node = StartLimitsd("tls");
+  int http = 0;
+  ExpectConverged(*node, &http);
+}
+
+TEST_F(MemberlistTlsInteropTest, WithoutTlsOrWithAnotherCaItNeverJoins) {
+  {
+    auto plain = StartLimitsd("plain");
+    ExpectNeverJoins(*plain);
+  }
+  testing::TestCerts other(dir_.path(), "other-ca");
+  UseTls(other, "stranger");
+  auto stranger = StartLimitsd("stranger");
+  ExpectNeverJoins(*stranger);
+}
 
 TEST_F(MemberlistInteropTest, JoinsHeartbeatsMergesPeerChangesAndLeavesOnSigterm) {
   auto node = StartLimitsd("term");

@@ -71,7 +71,13 @@ class NodeRingTest : public ::testing::Test {
   testing::TestEtcd etcd_;
   testing::TestKafka kafka_{4};
   testing::TempDir dir_;
-  std::unique_ptr<ring::EtcdKv> etcd_client_ = *ring::EtcdKv::Create({.endpoints = {etcd_.endpoint()}});
+  std::unique_ptr<ring::EtcdKv> etcd_client_ = EtcdClient(etcd_.endpoint());
+
+  static std::unique_ptr<ring::EtcdKv> EtcdClient(const std::string& endpoint) {
+    ring::EtcdKvOptions o;
+    o.endpoints = {endpoint};
+    return *ring::EtcdKv::Create(o);
+  }
 };
 
 TEST_F(NodeRingTest, RegistersActiveAfterGrpcListensAndLeavesOnStop) {

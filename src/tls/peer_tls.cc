@@ -1,0 +1,137 @@
+#include "tls/peer_tls.h"
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+
+namespace limits::tls {
+namespace {
+
+std::string OpenSslError() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown error" : out;
+}
+
+// Size and modification time of each file: a change means a rotation to load.
+std::string Stamp(const PeerTlsOptions& o) {
+  std::string s;
+  for (const std::string* f : {&o.cert_file, &o.key_file, &o.ca_file}) {
+    struct stat st {};
+    if (!f->empty() && ::stat(f->c_str(), &st) == 0) {
+      s += std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + ";";
+    } else {
+      s += "-;";
+    }
+  }
+  return s;
+}
+
+bool IsIp(const std::string& host) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// "host" of "host:port" or "[v6]:port".
+std::string HostOf(const std::string& address) {
+  if (!address.empty() && address.front() == '[') {
+    const size_t close = address.find(']');
+    return close == std::string::npos ? address : address.substr(1, close - 1);
+  }
+  const size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<PeerTls>> PeerTls::Create(PeerTlsOptions options) {
+  auto t = std::shared_ptr<PeerTls>(new PeerTls(std::move(options)));
+  t->stamp_ = Stamp(t->options_);
+  ASSIGN_OR_RETURN(t->ctx_, t->Build());
+  t->next_check_ = std::chrono::steady_clock::now() + t->options_.reload_interval;
+  return t;
+}
+
+Result<std::shared_ptr<SSL_CTX>> PeerTls::Build() const {
+  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
+  if (!ctx) return Status::Internal("SSL_CTX_new: " + OpenSslError());
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  // A connection carries one packet or stream and is closed: no session to resume, and a
+  // ticket the dialler never reads would make its close a reset that can cost the packet.
+  SSL_CTX_set_num_tickets(ctx.get(), 0);
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), options_.cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx.get(), options_.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx.get()) != 1) {
+    return Status::InvalidArgument("certificate " + options_.cert_file + " / key " + options_.key_file + ": " +
+                                   OpenSslError());
+  }
+  const int loaded = options_.ca_file.empty()
+                         ? SSL_CTX_set_default_verify_paths(ctx.get())
+                         : SSL_CTX_load_verify_locations(ctx.get(), options_.ca_file.c_str(), nullptr);
+  if (loaded != 1) return Status::InvalidArgument("CA " + options_.ca_file + ": " + OpenSslError());
+  // Accepting: a certificate is asked for and, when sent, verified (a dskit peer sends its
+  // own); dialling: the peer's certificate is required.
+  SSL_CTX_set_verify(ctx.get(), options_.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nullptr);
+  return ctx;
+}
+
+std::shared_ptr<SSL_CTX> PeerTls::Current() {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_check_) return ctx_;
+  next_check_ = now + options_.reload_interval;
+  std::string stamp = Stamp(options_);
+  if (stamp == stamp_) return ctx_;
+  Result<std::shared_ptr<SSL_CTX>> built = Build();
+  if (!built.ok()) {
+    // Half-way through a rotation, or a bad file: keep serving with the last good pair.
+    log::Warn("tls", "certificate files changed but do not load; keeping the previous ones")
+        .Kv("cert_file", options_.cert_file)
+        .Kv("error", built.status().message());
+    return ctx_;
+  }
+  log::Info("tls", "certificate files reloaded").Kv("cert_file", options_.cert_file);
+  stamp_ = std::move(stamp);
+  ctx_ = std::move(*built);
+  return ctx_;
+}
+
+Result<SSL*> PeerTls::NewConnection(int fd, bool server, const std::string& address) {
+  std::shared_ptr<SSL_CTX> ctx = Current();
+  SSL* ssl = SSL_new(ctx.get());  // holds its own reference to the context
+  if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+    if (ssl) SSL_free(ssl);
+    return Status::Internal("SSL_new: " + OpenSslError());
+  }
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (server) {
+    // The chain to our CA is what counts: dskit's peers present a server certificate as
+    // client too.
+    X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_ANY);
+    SSL_set_accept_state(ssl);
+    return ssl;
+  }
+  SSL_set_connect_state(ssl);
+  const std::string name = options_.server_name.empty() ? HostOf(address) : options_.server_name;
+  if (!IsIp(name)) SSL_set_tlsext_host_name(ssl, name.c_str());
+  if (!options_.insecure_skip_verify) {
+    const int ok = IsIp(name) ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                              : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+    if (ok != 1) {
+      SSL_free(ssl);
+      return Status::InvalidArgument("cannot verify the name \"" + name + "\"");
+    }
+  }
+  return ssl;
+}
+
+}  // namespace limits::tls
