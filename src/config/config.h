@@ -155,6 +155,10 @@ struct ServerConfig {
   // TLS of the gRPC listener, as dskit's server.grpc_tls_config: off while cert_file and
   // key_file are empty; client_auth_type RequireAndVerifyClientCert with client_ca_file is mTLS.
   tls::ServerTls grpc_tls;
+  // TLS of the HTTP listener (/metrics, probes, usage), as dskit's server.http_tls_config.
+  // Kubernetes' HTTPS probes present no certificate: with a client_auth_type that requires
+  // one, use exec or gRPC probes instead.
+  tls::ServerTls http_tls;
   // dskit's server.tls_min_version and server.tls_cipher_suites (Go's names), for every TLS
   // listener. gRPC 1.51 negotiates TLS 1.2 and 1.3 only: VersionTLS10..12 all mean 1.2 there,
   // and VersionTLS13 cannot be enforced by it (refused at load).

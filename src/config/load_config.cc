@@ -546,6 +546,12 @@ void ReadConfig(Reader& root, Config* c) {
   grpc_tls.String("client_ca_file", &c->server.grpc_tls.client_ca_file);
   grpc_tls.String("client_auth_type", &c->server.grpc_tls.client_auth_type);
   grpc_tls.Finish();
+  Reader http_tls = server.Sub("http_tls_config");
+  http_tls.String("cert_file", &c->server.http_tls.cert_file);
+  http_tls.String("key_file", &c->server.http_tls.key_file);
+  http_tls.String("client_ca_file", &c->server.http_tls.client_ca_file);
+  http_tls.String("client_auth_type", &c->server.http_tls.client_auth_type);
+  http_tls.Finish();
   server.String("tls_min_version", &c->server.tls_min_version);
   server.String("tls_cipher_suites", &c->server.tls_cipher_suites);
   server.Duration("tls_reload_interval", &c->server.tls_reload_interval);
@@ -702,6 +708,7 @@ void ValidateListeners(const ServerConfig& s, const std::function<void(const std
 
 void ValidateTls(const ServerConfig& s, const std::function<void(const std::string&, const std::string&)>& err) {
   tls::CheckServerTls(s.grpc_tls, "server.grpc_tls_config", err);
+  tls::CheckServerTls(s.http_tls, "server.http_tls_config", err);
   if (!tls::ValidMinVersion(s.tls_min_version)) {
     err("server.tls_min_version", "one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13; got \"" +
                                       s.tls_min_version + "\"");

@@ -1,9 +1,11 @@
 // ConnectionIo: the byte stream of one accepted HTTP connection, as the event loop uses it —
-// non-blocking reads and writes that say what to wait for. Plain TCP today; TLS (issue 25)
-// implements the same three calls over OpenSSL, where a read may need the socket writable
-// (kWantWrite) and a write readable (kWantRead), and the loop waits for whichever is asked.
+// non-blocking reads and writes that say what to wait for. Plain TCP, or TLS over OpenSSL,
+// where a read may need the socket writable (kWantWrite) and a write readable (kWantRead)
+// — the handshake runs inside the first reads — and the loop waits for whichever is asked.
 // One instance per connection, used only by the loop thread; it does not own the socket.
 #pragma once
+
+#include <openssl/ssl.h>
 
 #include <cstddef>
 #include <memory>
@@ -35,5 +37,7 @@ class ConnectionIo {
 
 // Plain TCP on a non-blocking socket.
 std::unique_ptr<ConnectionIo> MakePlainIo(int fd);
+// TLS on a non-blocking socket, through `ssl` (accepting side; owned: freed with the Io).
+std::unique_ptr<ConnectionIo> MakeTlsIo(int fd, SSL* ssl);
 
 }  // namespace limits::http

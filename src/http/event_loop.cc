@@ -185,7 +185,17 @@ void EventLoop::Accept() {
     auto conn = std::make_unique<Connection>();
     conn->id = next_id_++;
     conn->fd = fd;
-    conn->io = MakePlainIo(fd);
+    if (options_.tls) {
+      Result<SSL*> ssl = options_.tls->NewConnection(fd);
+      if (!ssl.ok()) {
+        close(fd);
+        log::Warn("http", "TLS connection not set up").Kv("error", ssl.status().message());
+        continue;
+      }
+      conn->io = MakeTlsIo(fd, *ssl);
+    } else {
+      conn->io = MakePlainIo(fd);
+    }
     conn->events = kReadable;
     epoll_event ev{};
     ev.events = kReadable;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tls/listener_tls.h"
 
 namespace limits::http {
 
@@ -76,6 +77,8 @@ struct HttpServerOptions {
   // Threads running the non-probe handlers, and requests that may wait for one (past it: 503).
   size_t worker_threads = 4;
   size_t max_queued = 64;
+  // TLS on every connection (the handshake inside request_timeout); null: plain text.
+  std::shared_ptr<tls::ListenerTls> tls = nullptr;
 };
 
 // What the server counted, for the node to expose; relaxed atomics, read from any thread.

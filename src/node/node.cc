@@ -186,6 +186,15 @@ Status Node::StartParts() {
   // Kubernetes' probes are answered on the server's event loop, apart from the worker pool
   // that serves /metrics and the documents: both handlers only read memory, under brief locks.
   http::HttpServerOptions http_options;
+  if (c.server.http_tls.enabled()) {
+    Result<std::shared_ptr<tls::ListenerTls>> http_tls = tls::ListenerTls::Create(
+        {.tls = c.server.http_tls,
+         .min_version = c.server.tls_min_version,
+         .cipher_suites = c.server.tls_cipher_suites,
+         .reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval)});
+    if (!http_tls.ok()) return http_tls.status().Prefixed("server.http_tls_config");
+    http_options.tls = std::move(*http_tls);
+  }
   http_options.probes = {"/ready", "/live"};
   Result<std::unique_ptr<http::HttpServer>> http =
       http::HttpServer::Start(c.server.http_listen, std::move(routes), std::move(http_options));

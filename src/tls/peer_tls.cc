@@ -3,38 +3,9 @@
 #include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
-#include <sys/stat.h>
-
-#include "common/log.h"
 
 namespace limits::tls {
 namespace {
-
-std::string OpenSslError() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown error" : out;
-}
-
-// Size and modification time of each file: a change means a rotation to load.
-std::string Stamp(const PeerTlsOptions& o) {
-  std::string s;
-  for (const std::string* f : {&o.cert_file, &o.key_file, &o.ca_file}) {
-    struct stat st {};
-    if (!f->empty() && ::stat(f->c_str(), &st) == 0) {
-      s += std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec) + ";";
-    } else {
-      s += "-;";
-    }
-  }
-  return s;
-}
 
 bool IsIp(const std::string& host) {
   unsigned char buf[16];
@@ -55,9 +26,10 @@ std::string HostOf(const std::string& address) {
 
 Result<std::shared_ptr<PeerTls>> PeerTls::Create(PeerTlsOptions options) {
   auto t = std::shared_ptr<PeerTls>(new PeerTls(std::move(options)));
-  t->stamp_ = Stamp(t->options_);
-  ASSIGN_OR_RETURN(t->ctx_, t->Build());
-  t->next_check_ = std::chrono::steady_clock::now() + t->options_.reload_interval;
+  const PeerTls* self = t.get();
+  ASSIGN_OR_RETURN(t->ctx_, ReloadingContext::Create({self->options_.cert_file, self->options_.key_file,
+                                                      self->options_.ca_file},
+                                                     self->options_.reload_interval, [self] { return self->Build(); }));
   return t;
 }
 
@@ -84,29 +56,8 @@ Result<std::shared_ptr<SSL_CTX>> PeerTls::Build() const {
   return ctx;
 }
 
-std::shared_ptr<SSL_CTX> PeerTls::Current() {
-  std::lock_guard lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
-  if (now < next_check_) return ctx_;
-  next_check_ = now + options_.reload_interval;
-  std::string stamp = Stamp(options_);
-  if (stamp == stamp_) return ctx_;
-  Result<std::shared_ptr<SSL_CTX>> built = Build();
-  if (!built.ok()) {
-    // Half-way through a rotation, or a bad file: keep serving with the last good pair.
-    log::Warn("tls", "certificate files changed but do not load; keeping the previous ones")
-        .Kv("cert_file", options_.cert_file)
-        .Kv("error", built.status().message());
-    return ctx_;
-  }
-  log::Info("tls", "certificate files reloaded").Kv("cert_file", options_.cert_file);
-  stamp_ = std::move(stamp);
-  ctx_ = std::move(*built);
-  return ctx_;
-}
-
 Result<SSL*> PeerTls::NewConnection(int fd, bool server, const std::string& address) {
-  std::shared_ptr<SSL_CTX> ctx = Current();
+  std::shared_ptr<SSL_CTX> ctx = ctx_->Current();
   SSL* ssl = SSL_new(ctx.get());  // holds its own reference to the context
   if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
     if (ssl) SSL_free(ssl);

@@ -10,10 +10,10 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "common/result.h"
+#include "tls/reloading_context.h"
 
 namespace limits::tls {
 
@@ -38,13 +38,9 @@ class PeerTls {
  private:
   explicit PeerTls(PeerTlsOptions options) : options_(std::move(options)) {}
   Result<std::shared_ptr<SSL_CTX>> Build() const;
-  std::shared_ptr<SSL_CTX> Current();
 
   const PeerTlsOptions options_;
-  std::mutex mu_;
-  std::shared_ptr<SSL_CTX> ctx_;  // guarded by mu_
-  std::chrono::steady_clock::time_point next_check_;
-  std::string stamp_;  // the files' sizes and mtimes when ctx_ was built
+  std::unique_ptr<ReloadingContext> ctx_;
 };
 
 }  // namespace limits::tls

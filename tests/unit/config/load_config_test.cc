@@ -346,6 +346,12 @@ TEST(LoadConfigTest, GrpcTlsKeysAreDskitsAndBadFilesAreNamed) {
   EXPECT_THAT(ErrorOf("", {"server.tls_min_version=TLS1.2"}), HasSubstr("server.tls_min_version: one of"));
   EXPECT_THAT(ErrorOf("", {"server.tls_cipher_suites=AES128-SHA"}),
               HasSubstr("server.tls_cipher_suites: unknown cipher suite \"AES128-SHA\""));
+  EXPECT_THAT(ErrorOf("", {"server.http_tls_config.key_file=" + server.key}),
+              HasSubstr("server.http_tls_config.cert_file: required with server.http_tls_config.key_file"));
+  // The HTTP listener is ours: TLS 1.3 only can be held there.
+  const Config http = Parse("", {"server.http_tls_config.cert_file=" + server.cert,
+                                 "server.http_tls_config.key_file=" + server.key, "server.tls_min_version=VersionTLS13"});
+  EXPECT_TRUE(http.server.http_tls.enabled());
   EXPECT_THAT(ErrorOf("", {"server.grpc_tls_config.tls_enabled=true"}),
               HasSubstr("server.grpc_tls_config.tls_enabled"));
 }
