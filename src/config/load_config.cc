@@ -423,6 +423,15 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// dskit's server TLS block: grpc_tls_config and http_tls_config share it.
+void ReadServerTls(Reader& r, tls::ServerTls* t) {
+  r.String("cert_file", &t->cert_file);
+  r.String("key_file", &t->key_file);
+  r.String("client_ca_file", &t->client_ca_file);
+  r.String("client_auth_type", &t->client_auth_type);
+  r.Finish();
+}
+
 void ReadLimits(Reader& r, TenantLimits* out) {
   r.Count("max_global_streams_per_user", &out->max_global_streams_per_user);
   r.NonNegativeFloat("ingestion_rate_mb", &out->ingestion_rate_mb);
@@ -541,17 +550,9 @@ void ReadConfig(Reader& root, Config* c) {
   server.String("http_listen", &c->server.http_listen);
   server.Bool("latch_readiness", &c->server.latch_readiness);
   Reader grpc_tls = server.Sub("grpc_tls_config");
-  grpc_tls.String("cert_file", &c->server.grpc_tls.cert_file);
-  grpc_tls.String("key_file", &c->server.grpc_tls.key_file);
-  grpc_tls.String("client_ca_file", &c->server.grpc_tls.client_ca_file);
-  grpc_tls.String("client_auth_type", &c->server.grpc_tls.client_auth_type);
-  grpc_tls.Finish();
+  ReadServerTls(grpc_tls, &c->server.grpc_tls);
   Reader http_tls = server.Sub("http_tls_config");
-  http_tls.String("cert_file", &c->server.http_tls.cert_file);
-  http_tls.String("key_file", &c->server.http_tls.key_file);
-  http_tls.String("client_ca_file", &c->server.http_tls.client_ca_file);
-  http_tls.String("client_auth_type", &c->server.http_tls.client_auth_type);
-  http_tls.Finish();
+  ReadServerTls(http_tls, &c->server.http_tls);
   server.String("tls_min_version", &c->server.tls_min_version);
   server.String("tls_cipher_suites", &c->server.tls_cipher_suites);
   server.Duration("tls_reload_interval", &c->server.tls_reload_interval);

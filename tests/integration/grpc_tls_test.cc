@@ -117,22 +117,12 @@ TEST_F(GrpcTlsTest, EachClientAuthTypeAsDskitDefinesIt) {
 // link to a directory of the current pair that is swapped by one rename, so both change at
 // once (gRPC 1.51 takes whatever pair it reads: ARCHITECTURE.md, "TLS").
 TEST_F(GrpcTlsTest, ARotatedCertificateIsServedWithoutARestart) {
-  namespace fs = std::filesystem;
-  const fs::path secret = dir_.Sub("secret");
-  auto publish = [&](const CertPair& pair, const std::string& version) {
-    fs::create_directories(secret / version);
-    fs::copy_file(pair.cert, secret / version / "tls.crt");
-    fs::copy_file(pair.key, secret / version / "tls.key");
-    fs::create_directory_symlink(version, secret / "..data_tmp");
-    fs::rename(secret / "..data_tmp", secret / "..data");
-  };
-  publish(server_cert_, "..v1");
-  fs::create_symlink("..data/tls.crt", secret / "tls.crt");
-  fs::create_symlink("..data/tls.key", secret / "tls.key");
-  Start({.cert_file = (secret / "tls.crt").string(), .key_file = (secret / "tls.key").string()}, 1s);
+  testing::SecretVolume secret(dir_.Sub("secret"));
+  secret.Publish(server_cert_);
+  Start({.cert_file = secret.cert(), .key_file = secret.key()}, 1s);
   ASSERT_TRUE(Serving(port(), {.ca = ca_.ca()}));
 
-  publish(other_.Server("next-server"), "..v2");
+  secret.Publish(other_.Server("next-server"));
   EXPECT_TRUE(testing::WaitFor([&] { return Serving(port(), {.ca = other_.ca()}); }, 15s));
   EXPECT_FALSE(Serving(port(), {.ca = ca_.ca()}));
 }

@@ -116,21 +116,11 @@ TEST_F(HttpTlsTest, StalledHandshakesDoNotDelayTheProbe) {
 }
 
 TEST_F(HttpTlsTest, ARotatedCertificateIsServedWithoutARestart) {
-  namespace fs = std::filesystem;
-  const fs::path secret = dir_.Sub("secret");
-  auto publish = [&](const testing::CertPair& pair, const std::string& version) {
-    fs::create_directories(secret / version);
-    fs::copy_file(pair.cert, secret / version / "tls.crt");
-    fs::copy_file(pair.key, secret / version / "tls.key");
-    fs::create_directory_symlink(version, secret / "..data_tmp");
-    fs::rename(secret / "..data_tmp", secret / "..data");
-  };
-  publish(server_cert_, "..v1");
-  fs::create_symlink("..data/tls.crt", secret / "tls.crt");
-  fs::create_symlink("..data/tls.key", secret / "tls.key");
-  Start({.cert_file = (secret / "tls.crt").string(), .key_file = (secret / "tls.key").string()}, "", 1s);
+  testing::SecretVolume secret(dir_.Sub("secret"));
+  secret.Publish(server_cert_);
+  Start({.cert_file = secret.cert(), .key_file = secret.key()}, "", 1s);
   ASSERT_THAT(Get("/live", ca_.ca()), StartsWith("200 ok"));
-  publish(other_.Server("next"), "..v2");
+  secret.Publish(other_.Server("next"));
   EXPECT_TRUE(testing::WaitFor([&] { return Get("/live", other_.ca()).rfind("200 ok", 0) == 0; }, 15s));
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -43,6 +44,23 @@ CertPair TestCerts::Server(const std::string& name) const {
 }
 
 CertPair TestCerts::Client(const std::string& name) const { return Issue(name, "extendedKeyUsage=clientAuth\n"); }
+
+SecretVolume::SecretVolume(const std::string& dir) : dir_(dir) { std::filesystem::create_directories(dir); }
+
+void SecretVolume::Publish(const CertPair& pair) {
+  namespace fs = std::filesystem;
+  const fs::path root = dir_;
+  const std::string version = "..v" + std::to_string(++version_);
+  fs::create_directories(root / version);
+  fs::copy_file(pair.cert, root / version / "tls.crt");
+  fs::copy_file(pair.key, root / version / "tls.key");
+  fs::create_directory_symlink(version, root / "..data_tmp");
+  fs::rename(root / "..data_tmp", root / "..data");
+  if (!fs::is_symlink(root / "tls.crt")) {
+    fs::create_symlink("..data/tls.crt", root / "tls.crt");
+    fs::create_symlink("..data/tls.key", root / "tls.key");
+  }
+}
 
 std::string TestCerts::Read(const std::string& path) {
   std::ifstream in(path);

@@ -31,4 +31,19 @@ class TestCerts {
   std::string ca_key_;
 };
 
+// A certificate and key laid out as a Kubernetes Secret volume lays them out: tls.crt and
+// tls.key link through "..data" to a directory of the current pair, and Publish swaps that
+// link with one rename, so a reader never sees a new certificate with an old key.
+class SecretVolume {
+ public:
+  explicit SecretVolume(const std::string& dir);
+  void Publish(const CertPair& pair);
+  std::string cert() const { return dir_ + "/tls.crt"; }
+  std::string key() const { return dir_ + "/tls.key"; }
+
+ private:
+  std::string dir_;
+  int version_ = 0;
+};
+
 }  // namespace limits::testing
