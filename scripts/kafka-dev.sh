@@ -4,11 +4,15 @@
 #
 #   kafka-dev.sh fetch                 fetch the broker's jars once (Maven, tests/kafka/pom.xml)
 #                                      into the cache; prints the jar directory. Idempotent.
-#   kafka-dev.sh start [--dir D] [--owner-pid P]
+#   kafka-dev.sh start [--dir D] [--owner-pid P] [--sasl-ssl]
 #                                      formats a fresh log dir under D, starts the broker on free
 #                                      loopback ports, waits until it serves, prints its
 #                                      bootstrap address (host:port) on stdout. With --owner-pid
 #                                      the broker is stopped when process P exits (test fixtures).
+#                                      With --sasl-ssl it also listens SASL_SSL (certificates
+#                                      made with openssl in D/tls, CA D/tls/ca.pem; SASL PLAIN,
+#                                      user limitsd, password plain-secret); `sasl-bootstrap`
+#                                      prints its address.
 #   kafka-dev.sh stop [--dir D]        stops it cleanly (SIGTERM, then SIGKILL after 30 s) and
 #                                      removes its log dir.
 #   kafka-dev.sh bootstrap [--dir D]   prints the running broker's bootstrap address.
@@ -61,7 +65,7 @@ fetch() {
   [ -f "$libs/.complete" ] || die "jar cache $libs is incomplete"
 }
 
-# Two distinct free loopback ports, by binding port 0 (the kernel picks) and releasing them.
+# Three distinct free loopback ports, by binding port 0 (the kernel picks) and releasing them.
 free_ports() {
   local py
   py="$(command -v python3 || true)"
@@ -69,7 +73,7 @@ free_ports() {
   "$py" - <<'EOF'
 import socket
 socks = []
-for _ in range(2):
+for _ in range(3):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
     socks.append(s)
@@ -85,16 +89,39 @@ running_pid() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
 }
 
+# A CA and the broker's certificate (127.0.0.1 and localhost), EC keys; Kafka's PEM keystore
+# takes the PKCS#8 key and the chain in one file.
+make_tls() {
+  local t="$dir/tls"
+  rm -rf "$t" && mkdir -p "$t"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 -subj "/CN=kafka-dev CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null || die "openssl could not make the CA"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=kafka-dev broker" \
+    -keyout "$t/broker.key" -out "$t/broker.csr" 2>/dev/null || die "openssl could not make the broker key"
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$t/broker.ext"
+  openssl x509 -req -in "$t/broker.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial -days 7 \
+    -extfile "$t/broker.ext" -out "$t/broker.pem" 2>/dev/null || die "openssl could not sign the broker certificate"
+  cat "$t/broker.key" "$t/broker.pem" >"$t/keystore.pem"
+}
+
 write_config() {
-  local broker_port=$1 controller_port=$2
+  local broker_port=$1 controller_port=$2 sasl_port=$3
+  local listeners="PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port"
+  local advertised="PLAINTEXT://127.0.0.1:$broker_port"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if [ -n "$sasl_ssl" ]; then
+    listeners+=",SASL_SSL://127.0.0.1:$sasl_port"
+    advertised+=",SASL_SSL://127.0.0.1:$sasl_port"
+    protocols+=",SASL_SSL:SASL_SSL"
+  fi
   cat >"$dir/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 auto.create.topics.enable=false
@@ -115,6 +142,14 @@ log.retention.check.interval.ms=1000
 log.initial.task.delay.ms=0
 log.segment.delete.delay.ms=0
 EOF
+  if [ -n "$sasl_ssl" ]; then
+    cat >>"$dir/server.properties" <<EOF
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_limitsd="plain-secret";
+listener.name.sasl_ssl.ssl.keystore.type=PEM
+listener.name.sasl_ssl.ssl.keystore.location=$dir/tls/keystore.pem
+EOF
+  fi
   cat >"$dir/log4j2.properties" <<EOF
 status = error
 appender.file.type = File
@@ -132,10 +167,11 @@ EOF
 
 # One attempt: format, launch, wait. Returns 2 when a port was taken meanwhile (retry).
 launch() {
-  local broker_port controller_port
-  read -r broker_port controller_port < <(free_ports)
-  rm -rf "$dir/data" "$dir/server.log" "$dir/bootstrap"
-  write_config "$broker_port" "$controller_port"
+  local broker_port controller_port sasl_port
+  read -r broker_port controller_port sasl_port < <(free_ports)
+  rm -rf "$dir/data" "$dir/server.log" "$dir/bootstrap" "$dir/sasl_bootstrap"
+  if [ -n "$sasl_ssl" ]; then make_tls; fi
+  write_config "$broker_port" "$controller_port" "$sasl_port"
   local cluster_id
   cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
   # A leading '-' would be read as an option by kafka-storage (1 start in 64 failed so).
@@ -153,6 +189,7 @@ launch() {
   while [ $SECONDS -lt $deadline ]; do
     if grep -q "Kafka Server started" "$dir/server.log" 2>/dev/null; then
       echo "127.0.0.1:$broker_port" >"$dir/bootstrap"
+      if [ -n "$sasl_ssl" ]; then echo "127.0.0.1:$sasl_port" >"$dir/sasl_bootstrap"; fi
       return 0
     fi
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -201,7 +238,7 @@ stop() {
       kill -KILL "$pid" 2>/dev/null || true
     fi
   fi
-  rm -rf "$dir/data" "$dir/pid" "$dir/bootstrap"
+  rm -rf "$dir/data" "$dir/pid" "$dir/bootstrap" "$dir/sasl_bootstrap"
 }
 
 create_topic() {
@@ -226,12 +263,14 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 dir="${LIMITSD_KAFKA_DIR:-${TMPDIR:-/tmp}/limitsd-kafka-dev}"
 owner_pid=""
+sasl_ssl=""
 positional=()
 configs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir="$2"; shift 2 ;;
     --owner-pid) owner_pid="$2"; shift 2 ;;
+    --sasl-ssl) sasl_ssl=1; shift ;;
     --config) configs+=("$2"); shift 2 ;;
     --*) die "unknown argument: $1" ;;
     *) positional+=("$1"); shift ;;
@@ -245,6 +284,9 @@ case "$cmd" in
   bootstrap)
     [ -n "$(running_pid)" ] && [ -f "$dir/bootstrap" ] || die "no broker running in $dir"
     cat "$dir/bootstrap" ;;
+  sasl-bootstrap)
+    [ -n "$(running_pid)" ] && [ -f "$dir/sasl_bootstrap" ] || die "no broker with --sasl-ssl running in $dir"
+    cat "$dir/sasl_bootstrap" ;;
   create-topic)
     [ ${#positional[@]} -eq 2 ] || die "usage: kafka-dev.sh create-topic TOPIC PARTITIONS [--dir D] [--config K=V]..."
     create_topic "${positional[0]}" "${positional[1]}" ;;

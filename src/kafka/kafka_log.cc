@@ -1,5 +1,7 @@
 #include "kafka/kafka_log.h"
 
+#include <mutex>
+
 #include "common/log.h"
 
 namespace limits::kafka {
@@ -19,13 +21,28 @@ void LogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf) 
   log::Line(ours, "kafka", buf).Kv("client", rd_kafka_name(rk)).Kv("fac", fac);
 }
 
+std::mutex auth_mu;
+BrokerAuthFailure last_auth_failure;  // guarded by auth_mu; `at` is epoch when none
+
 // Without an error callback librdkafka logs errors itself; with one, each arrives once, from
 // poll()/consume(), with its code. A broker connection failure (_TRANSPORT) has already been
 // logged by librdkafka as a FAIL line with the same text, so its event is only a debug line.
 void LogError(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  const bool auth = code == RD_KAFKA_RESP_ERR__AUTHENTICATION || code == RD_KAFKA_RESP_ERR__SSL;
+  if (auth) {
+    std::lock_guard lock(auth_mu);
+    last_auth_failure = {reason, std::chrono::steady_clock::now()};
+  }
   const log::Level level = code == RD_KAFKA_RESP_ERR__TRANSPORT ? log::Level::kDebug : log::Level::kError;
   if (!log::Enabled(level)) return;
+  if (auth) {
+    log::Line(level, "kafka", reason)
+        .Kv("client", rd_kafka_name(rk))
+        .Kv("error", rd_kafka_err2name(code))
+        .Kv("check", kBrokerAuthKeys);
+    return;
+  }
   log::Line(level, "kafka", reason)
       .Kv("client", rd_kafka_name(rk))
       .Kv("error", rd_kafka_err2name(code))
@@ -33,6 +50,14 @@ void LogError(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
 }
 
 }  // namespace
+
+std::optional<BrokerAuthFailure> RecentBrokerAuthFailure(std::chrono::seconds recent) {
+  std::lock_guard lock(auth_mu);
+  if (last_auth_failure.reason.empty() || std::chrono::steady_clock::now() - last_auth_failure.at > recent) {
+    return std::nullopt;
+  }
+  return last_auth_failure;
+}
 
 void RouteLogs(rd_kafka_conf_t* conf) {
   rd_kafka_conf_set_log_cb(conf, &LogLine);

@@ -3,6 +3,7 @@
 #include "common/allocator.h"
 #include "common/log.h"
 #include "kafka/kafka_conf.h"
+#include "kafka/kafka_log.h"
 #include "limits/record_filter.h"
 #include "kafka/topic_check.h"
 #include "node/http_api.h"
@@ -290,6 +291,12 @@ http::Response Node::Ready() const {
   // assigned, wait_assign would call it ready).
   if (std::optional<kafka::ConsumerFailure> f = consumer_->Failure()) {
     return {503, "text/plain; charset=utf-8", "consumer failed: " + f->reason + "\n"};
+  }
+  // Nothing is assigned while the brokers refuse us; wait_assign must not call that ready.
+  if (std::optional<kafka::BrokerAuthFailure> f = kafka::RecentBrokerAuthFailure()) {
+    return {503, "text/plain; charset=utf-8",
+            "kafka refuses this node's credentials or certificate: " + f->reason + " (check " +
+                kafka::kBrokerAuthKeys + ")\n"};
   }
   if (ring_) {
     const ring::LifecyclerStatus rs = ring_->status();

@@ -23,7 +23,7 @@ testing::RealKafka* broker = nullptr;
 class BrokerEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
-    Result<std::unique_ptr<testing::RealKafka>> k = testing::RealKafka::Start();
+    Result<std::unique_ptr<testing::RealKafka>> k = testing::RealKafka::Start(/*sasl_ssl=*/true);
     ASSERT_TRUE(k.ok()) << k.status().ToString();
     broker_ = std::move(*k);
     broker = broker_.get();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -39,12 +40,15 @@ std::string UniqueTopic(const std::string& prefix) {
   return prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(n.fetch_add(1));
 }
 
-Result<std::unique_ptr<RealKafka>> RealKafka::Start() {
+Result<std::unique_ptr<RealKafka>> RealKafka::Start(bool sasl_ssl) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/limitsd-realkafka-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) return Status::IOError("mkdtemp " + pattern);
   const std::string dir = pattern;
-  RunResult r = RunProgram({LIMITSD_KAFKA_DEV_SCRIPT, "start", "--dir", dir, "--owner-pid", std::to_string(getpid())});
+  std::vector<std::string> argv = {LIMITSD_KAFKA_DEV_SCRIPT, "start", "--dir", dir, "--owner-pid",
+                                   std::to_string(getpid())};
+  if (sasl_ssl) argv.push_back("--sasl-ssl");
+  RunResult r = RunProgram(argv);
   if (r.exit_code != 0) {
     std::filesystem::remove_all(dir);
     return Status::Unavailable("kafka-dev.sh start failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
@@ -59,6 +63,13 @@ Result<std::unique_ptr<RealKafka>> RealKafka::Start() {
   rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (admin == nullptr) return Status::InvalidArgument(std::string("admin handle: ") + err);
   return std::unique_ptr<RealKafka>(new RealKafka(dir, bootstrap, admin));
+}
+
+std::string RealKafka::sasl_bootstrap() const {
+  std::ifstream in(dir_ + "/sasl_bootstrap");
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
 RealKafka::RealKafka(std::string dir, std::string bootstrap, rd_kafka_t* admin)

@@ -19,7 +19,8 @@ namespace limits::testing {
 class RealKafka {
  public:
   // Fetches the jars if needed (Maven) and starts the broker; fails with the script's error.
-  static Result<std::unique_ptr<RealKafka>> Start();
+  // With `sasl_ssl` it also listens SASL_SSL (kafka-dev.sh start --sasl-ssl).
+  static Result<std::unique_ptr<RealKafka>> Start(bool sasl_ssl = false);
   ~RealKafka();
   RealKafka(const RealKafka&) = delete;
   RealKafka& operator=(const RealKafka&) = delete;
@@ -27,6 +28,10 @@ class RealKafka {
   const std::string& bootstrap() const { return bootstrap_; }
   // The broker's directory: server.properties, server.log.
   const std::string& dir() const { return dir_; }
+  // With sasl_ssl: the SASL_SSL listener and the CA of its certificate. Users: limitsd with
+  // plain-secret (PLAIN).
+  std::string sasl_bootstrap() const;
+  std::string ca_file() const { return dir_ + "/tls/ca.pem"; }
 
   // Creates `topic` with `partitions` (replication 1) and topic-level `configs`
   // (e.g. cleanup.policy, retention.ms); returns once every partition has a leader.
