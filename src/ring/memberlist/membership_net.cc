@@ -291,10 +291,12 @@ void Membership::MergeRemote(bool join, const std::vector<PushNodeState>& nodes,
 namespace {
 
 // A stream message after the label: its type and a source positioned on its body. A
-// compressed message is decompressed into `plain` and read from there.
+// compressed message is decompressed into `plain` and read from there. `plain` lives on the
+// heap: the message is moved on its way out (Result, ASSIGN_OR_RETURN), and a short string
+// would move its bytes out of the buffer `span` points into.
 struct StreamMessage {
   uint8_t type = 0;
-  std::string plain;
+  std::unique_ptr<std::string> plain;
   std::unique_ptr<SpanSource> span;
 };
 
@@ -311,10 +313,11 @@ Result<StreamMessage> ReadStreamMessage(Connection& conn, std::optional<uint8_t>
     CompressMsg c;
     RETURN_IF_ERROR(Read(r, &c));
     if (c.algo != 0) return Status::InvalidArgument("compressed with unknown algorithm " + std::to_string(c.algo));
-    ASSIGN_OR_RETURN(m.plain, LzwDecompress(c.buf, kMaxDecompressed));
-    if (m.plain.empty()) return Status::Corruption("empty compressed message");
-    m.type = static_cast<uint8_t>(m.plain[0]);
-    m.span = std::make_unique<SpanSource>(std::string_view(m.plain).substr(1));
+    ASSIGN_OR_RETURN(std::string plain, LzwDecompress(c.buf, kMaxDecompressed));
+    if (plain.empty()) return Status::Corruption("empty compressed message");
+    m.plain = std::make_unique<std::string>(std::move(plain));
+    m.type = static_cast<uint8_t>((*m.plain)[0]);
+    m.span = std::make_unique<SpanSource>(std::string_view(*m.plain).substr(1));
   }
   return m;
 }
