@@ -16,6 +16,7 @@
 
 #include <arpa/inet.h>
 
+#include "common/utf8.h"
 #include "common/listen_address.h"
 #include "common/log.h"
 #include "config/loki_overrides.h"
@@ -394,6 +395,12 @@ void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* dia
 // --- parse ------------------------------------------------------------------------------
 
 Result<toml::value> ParseToml(std::string_view text, const std::string& source_name) {
+  // TOML is UTF-8, and Debian's toml11 3.7.1 reads out of bounds on a literal string ('...')
+  // that is not (found by tests/fuzz/toml_config_fuzz): refuse such text before it parses.
+  if (!IsValidUtf8(text)) {
+    return Status::InvalidArgument(source_name + ": not UTF-8 (byte " + std::to_string(FirstInvalidUtf8(text)) +
+                                   " of " + std::to_string(text.size()) + "); TOML must be UTF-8");
+  }
   try {
     std::istringstream in{std::string(text)};
     return toml::parse(in, source_name);

@@ -356,6 +356,15 @@ TEST(LoadConfigTest, GrpcTlsKeysAreDskitsAndBadFilesAreNamed) {
               HasSubstr("server.grpc_tls_config.tls_enabled"));
 }
 
+// Found by tests/fuzz/toml_config_fuzz: toml11 3.7.1 reads out of bounds on a literal string
+// that is not UTF-8. TOML is UTF-8: such text is refused before toml11 parses it.
+TEST(LoadConfigTest, TextThatIsNotUtf8IsRefusedBeforeItParses) {
+  EXPECT_THAT(ErrorOf(std::string("'\xff'")), HasSubstr("limitsd.toml: not UTF-8 (byte 1 of 3)"));
+  Result<std::map<std::string, TenantOverrides>> o = ParseOverrides("[tenants.t]\nx = '\xc3'\n", "o.toml");
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.status().message(), HasSubstr("o.toml: not UTF-8"));
+}
+
 TEST(LoadConfigTest, SetErrorsSayTheyCameFromSet) {
   EXPECT_THAT(ErrorOf("", {"kafka.num_partitions=many"}),
               HasSubstr("kafka.num_partitions: expected an integer, got a string \"many\" (from --set)"));

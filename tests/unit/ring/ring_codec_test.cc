@@ -69,5 +69,14 @@ TEST(RingCodecTest, RejectsGarbage) {
   EXPECT_EQ(DecodeDesc(compressed_garbage).status().code(), StatusCode::kCorruption);
 }
 
+// Found by tests/fuzz/ring_value_fuzz: five bytes claiming 4 GiB made snappy allocate and
+// zero it before finding the block short; now the block is checked first. (The allocation
+// itself is caught by the fuzz build: corpus/ring_value/crash-snappy-length-4gib under
+// libFuzzer's memory limit.)
+TEST(RingCodecTest, AClaimedLengthTheBlockDoesNotHoldIsCorruption) {
+  const std::string claim("\xff\xff\xff\xff\x0f", 5);  // a varint of 2^32 - 1, no data
+  EXPECT_EQ(DecodeDesc(claim).status().code(), StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace limits::ring
