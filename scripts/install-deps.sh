@@ -22,6 +22,8 @@ test_packages=(
   python3-grpcio python3-protobuf
   # the TLS tests make their certificates with the openssl command
   openssl
+  # the fuzz targets (tests/fuzz, scripts/fuzz.sh): clang with libFuzzer and its sanitizers
+  clang libclang-rt-14-dev
   # the allocator tests preload jemalloc, as an operator may (ARCHITECTURE.md, "The allocator")
   libjemalloc2
   # the ring tests: a real etcd (server, etcdctl) and dskit's snappy codec for the Python frontend emulation
