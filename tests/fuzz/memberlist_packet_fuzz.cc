@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fuzz_check.h"
+#include "kv_delegate.h"
 #include "ring/memberlist/kv_store.h"
 #include "ring/memberlist/membership.h"
 #include "testing/fake_clock.h"
@@ -21,20 +22,7 @@ namespace ml = limits::ring::memberlist;
 
 namespace {
 
-// MemberlistKv's delegate, without its metrics.
-class KvDelegate final : public ml::MembershipDelegate {
- public:
-  explicit KvDelegate(ml::KvStore& kv) : kv_(kv) {}
-  void NotifyMsg(std::string_view msg) override { (void)kv_.MergeMessage(msg); }
-  std::vector<std::string> GetBroadcasts(int overhead, int64_t limit, int num_nodes) override {
-    return kv_.TakeBroadcasts(overhead, limit, num_nodes);
-  }
-  std::string LocalState(bool) override { return kv_.LocalState(); }
-  void MergeRemoteState(std::string_view state, bool) override { (void)kv_.MergeRemoteState(state); }
-
- private:
-  ml::KvStore& kv_;
-};
+using limits::fuzz::KvDelegate;
 
 ml::Metrics* metrics = nullptr;
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "fuzz_check.h"
+#include "kv_delegate.h"
 #include "ring/memberlist/connection.h"
 #include "ring/memberlist/kv_store.h"
 #include "ring/memberlist/membership.h"
@@ -23,19 +24,7 @@ namespace ml = limits::ring::memberlist;
 
 namespace {
 
-class KvDelegate final : public ml::MembershipDelegate {
- public:
-  explicit KvDelegate(ml::KvStore& kv) : kv_(kv) {}
-  void NotifyMsg(std::string_view msg) override { (void)kv_.MergeMessage(msg); }
-  std::vector<std::string> GetBroadcasts(int overhead, int64_t limit, int num_nodes) override {
-    return kv_.TakeBroadcasts(overhead, limit, num_nodes);
-  }
-  std::string LocalState(bool) override { return kv_.LocalState(); }
-  void MergeRemoteState(std::string_view state, bool) override { (void)kv_.MergeRemoteState(state); }
-
- private:
-  ml::KvStore& kv_;
-};
+using limits::fuzz::KvDelegate;
 
 ml::Metrics* metrics = nullptr;
 // A socket pair's buffer holds the whole input: larger inputs are not run.
