@@ -36,17 +36,13 @@ void LogError(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
   }
   const log::Level level = code == RD_KAFKA_RESP_ERR__TRANSPORT ? log::Level::kDebug : log::Level::kError;
   if (!log::Enabled(level)) return;
+  log::Line line(level, "kafka", reason);
+  line.Kv("client", rd_kafka_name(rk)).Kv("error", rd_kafka_err2name(code));
   if (auth) {
-    log::Line(level, "kafka", reason)
-        .Kv("client", rd_kafka_name(rk))
-        .Kv("error", rd_kafka_err2name(code))
-        .Kv("check", kBrokerAuthKeys);
-    return;
+    line.Kv("check", kBrokerAuthKeys);  // the keys an operator fixes this with
+  } else {
+    line.Kv("fatal", code == RD_KAFKA_RESP_ERR__FATAL);
   }
-  log::Line(level, "kafka", reason)
-      .Kv("client", rd_kafka_name(rk))
-      .Kv("error", rd_kafka_err2name(code))
-      .Kv("fatal", code == RD_KAFKA_RESP_ERR__FATAL);
 }
 
 }  // namespace

@@ -39,11 +39,7 @@ Result<std::shared_ptr<SSL_CTX>> ListenerTls::Build() const {
       return Status::InvalidArgument("tls_cipher_suites: " + OpenSslError());
     }
   }
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), s.cert_file.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx.get(), s.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx.get()) != 1) {
-    return Status::InvalidArgument("certificate " + s.cert_file + " / key " + s.key_file + ": " + OpenSslError());
-  }
+  RETURN_IF_ERROR(UseCertificate(ctx.get(), s.cert_file, s.key_file));
   if (!s.client_ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(ctx.get(), s.client_ca_file.c_str(), nullptr) != 1) {
       return Status::InvalidArgument("client CA " + s.client_ca_file + ": " + OpenSslError());
@@ -69,12 +65,7 @@ Result<std::shared_ptr<SSL_CTX>> ListenerTls::Build() const {
 }
 
 Result<SSL*> ListenerTls::NewConnection(int fd) {
-  std::shared_ptr<SSL_CTX> ctx = ctx_->Current();
-  SSL* ssl = SSL_new(ctx.get());
-  if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
-    if (ssl) SSL_free(ssl);
-    return Status::Internal("SSL_new: " + OpenSslError());
-  }
+  ASSIGN_OR_RETURN(SSL* ssl, NewSsl(ctx_->Current().get(), fd));
   SSL_set_accept_state(ssl);
   return ssl;
 }

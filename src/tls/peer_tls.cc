@@ -40,12 +40,7 @@ Result<std::shared_ptr<SSL_CTX>> PeerTls::Build() const {
   // A connection carries one packet or stream and is closed: no session to resume, and a
   // ticket the dialler never reads would make its close a reset that can cost the packet.
   SSL_CTX_set_num_tickets(ctx.get(), 0);
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), options_.cert_file.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx.get(), options_.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx.get()) != 1) {
-    return Status::InvalidArgument("certificate " + options_.cert_file + " / key " + options_.key_file + ": " +
-                                   OpenSslError());
-  }
+  RETURN_IF_ERROR(UseCertificate(ctx.get(), options_.cert_file, options_.key_file));
   const int loaded = options_.ca_file.empty()
                          ? SSL_CTX_set_default_verify_paths(ctx.get())
                          : SSL_CTX_load_verify_locations(ctx.get(), options_.ca_file.c_str(), nullptr);
@@ -57,12 +52,7 @@ Result<std::shared_ptr<SSL_CTX>> PeerTls::Build() const {
 }
 
 Result<SSL*> PeerTls::NewConnection(int fd, bool server, const std::string& address) {
-  std::shared_ptr<SSL_CTX> ctx = ctx_->Current();
-  SSL* ssl = SSL_new(ctx.get());  // holds its own reference to the context
-  if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
-    if (ssl) SSL_free(ssl);
-    return Status::Internal("SSL_new: " + OpenSslError());
-  }
+  ASSIGN_OR_RETURN(SSL* ssl, NewSsl(ctx_->Current().get(), fd));
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
   if (server) {
     // The chain to our CA is what counts: dskit's peers present a server certificate as

@@ -18,6 +18,23 @@ std::string OpenSslError() {
   return out.empty() ? "unknown error" : out;
 }
 
+Status UseCertificate(SSL_CTX* ctx, const std::string& cert_file, const std::string& key_file) {
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    return Status::InvalidArgument("certificate " + cert_file + " / key " + key_file + ": " + OpenSslError());
+  }
+  return Status::OK();
+}
+
+Result<SSL*> NewSsl(SSL_CTX* ctx, int fd) {
+  SSL* ssl = SSL_new(ctx);
+  if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+    if (ssl) SSL_free(ssl);
+    return Status::Internal("SSL_new: " + OpenSslError());
+  }
+  return ssl;
+}
+
 Result<std::unique_ptr<ReloadingContext>> ReloadingContext::Create(std::vector<std::string> files,
                                                                    std::chrono::seconds interval, Builder build) {
   std::unique_ptr<ReloadingContext> r(new ReloadingContext(std::move(files), interval, std::move(build)));

@@ -41,5 +41,10 @@ class ReloadingContext {
 
 // OpenSSL's queued errors as one line (and the queue cleared).
 std::string OpenSslError();
+// Loads a PEM certificate chain and its key into `ctx`; InvalidArgument naming both when
+// either does not load or they do not match.
+Status UseCertificate(SSL_CTX* ctx, const std::string& cert_file, const std::string& key_file);
+// A new SSL object of `ctx` on `fd` (it holds its own reference to the context).
+Result<SSL*> NewSsl(SSL_CTX* ctx, int fd);
 
 }  // namespace limits::tls
