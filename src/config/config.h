@@ -148,6 +148,11 @@ struct WindowsConfig {
 struct ServerConfig {
   std::string grpc_listen = kDefaultGrpcListen;  // host:port of the IngestLimits gRPC service
   std::string http_listen = kDefaultHttpListen;  // host:port of /metrics, /ready, /live, usage
+  // host:port of a second HTTP listener for the operator documents (/ingest-limits/usage/,
+  // /partitions, /memberlist): set, they move there and http_listen serves only /metrics and
+  // the probes, so what a scraper reaches reveals no tenant's usage or peer addresses.
+  // Empty: everything on http_listen.
+  std::string operator_http_listen;
   // Once ready, /ready stays 200 through later rebalances (Loki's semantics: a rebalance never
   // takes a whole zone out of its Service at once). /partitions and the
   // limitsd_partitions_not_ready gauge keep the truth. A failed store is never latched.
@@ -159,6 +164,8 @@ struct ServerConfig {
   // Kubernetes' HTTPS probes present no certificate: with a client_auth_type that requires
   // one, use exec or gRPC probes instead.
   tls::ServerTls http_tls;
+  // TLS of operator_http_listen, with the same keys; off while empty, whatever http_tls is.
+  tls::ServerTls operator_http_tls;
   // dskit's server.tls_min_version and server.tls_cipher_suites (Go's names), for every TLS
   // listener. gRPC 1.51 negotiates TLS 1.2 and 1.3 only: VersionTLS10..12 all mean 1.2 there,
   // and VersionTLS13 cannot be enforced by it (refused at load).
@@ -175,13 +182,19 @@ struct LogConfig {
 };
 
 struct LimitsConfig {
-  // Optional file of per-tenant overrides, reloaded without a restart: TOML
-  // [tenants."<tenant>"] tables, or Loki's runtime-config YAML (overrides: {<tenant>: ...}).
+  // Loki's main configuration file: its limits_config gives the defaults (a key it sets may
+  // not be set in [limits.defaults] too), and its runtime_config.file the overrides files
+  // when overrides_file is empty. Read at start, as Loki reads it.
+  std::string loki_config_file;
+  // Optional per-tenant overrides, reloaded without a restart: one TOML file of
+  // [tenants."<tenant>"] tables, or a comma-separated list of Loki runtime-config YAML files
+  // (overrides: {<tenant>: ...}) merged as Loki merges runtime_config.file.
   std::string overrides_file;
   // Its format: "" by its extension (.yaml/.yml: Loki's YAML, else TOML), "toml" or "loki".
   std::string overrides_format;
-  // Limits of every tenant without an override.
+  // Limits of every tenant without an override, and the keys [limits.defaults] set itself.
   TenantLimits defaults;
+  TenantOverrides defaults_set;
   // Per-tenant overrides from this file; the overrides file's entries take precedence.
   std::map<std::string, TenantOverrides> tenants;
   // Distinct ingestion-policy names one tenant may have on a node; streams of a name beyond it

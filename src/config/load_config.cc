@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -287,6 +288,12 @@ class Reader {
 
   const std::string& path() const { return path_; }
 
+  // Records a problem with `key` (known to be present) that no getter checks.
+  void Problem(std::string_view key, const std::string& problem) {
+    const toml::value* v = Find(key);
+    diag_->Add(Path(key), problem, v);
+  }
+
  private:
   const toml::value* Find(std::string_view key) {
     known_.insert(std::string(key));
@@ -439,12 +446,55 @@ void ReadServerTls(Reader& r, tls::ServerTls* t) {
   r.Finish();
 }
 
-void ReadLimits(Reader& r, TenantLimits* out) {
-  r.Count("max_global_streams_per_user", &out->max_global_streams_per_user);
-  r.NonNegativeFloat("ingestion_rate_mb", &out->ingestion_rate_mb);
-  r.NonNegativeFloat("ingestion_burst_size_mb", &out->ingestion_burst_size_mb);
-  r.CountMap("policy_max_streams", &out->policy_max_streams);
+// One policy's overrides (policy_override_limits.<policy>): only the keys present are set.
+void ReadPolicyLimits(Reader& r, PolicyLimits* out) {
+  auto present = [&r](const char* key) {
+    r.Known(key);
+    return r.Has(key);
+  };
+  if (present("max_global_streams_per_user")) {
+    uint64_t v = 0;
+    r.Count("max_global_streams_per_user", &v);
+    out->max_global_streams_per_user = v;
+  }
+  if (present("ingestion_rate_mb")) {
+    double v = 0;
+    r.NonNegativeFloat("ingestion_rate_mb", &v);
+    out->ingestion_rate_mb = v;
+  }
+  if (present("ingestion_burst_size_mb")) {
+    double v = 0;
+    r.NonNegativeFloat("ingestion_burst_size_mb", &v);
+    out->ingestion_burst_size_mb = v;
+  }
+  r.Bool("inherit_limits", &out->inherit_limits);
   r.Finish();
+}
+
+// Loki's policy_override_limits table and limitsd's shorthand policy_max_streams
+// ({policy = N} is policy_override_limits.<policy>.max_global_streams_per_user = N). Present:
+// true when either key is.
+bool ReadPolicies(Reader& r, std::map<std::string, PolicyLimits>* out) {
+  r.Known("policy_override_limits");
+  r.Known("policy_max_streams");
+  if (!r.Has("policy_override_limits") && !r.Has("policy_max_streams")) return false;
+  std::map<std::string, PolicyLimits> policies;
+  Reader full = r.Sub("policy_override_limits");
+  full.ForEachTable([&](const std::string& policy, Reader& pr) { ReadPolicyLimits(pr, &policies[policy]); });
+  full.Finish();
+  std::map<std::string, uint64_t> shorthand;
+  r.CountMap("policy_max_streams", &shorthand);
+  for (const auto& [policy, n] : shorthand) {
+    PolicyLimits& p = policies[policy];
+    if (p.max_global_streams_per_user) {
+      r.Problem("policy_max_streams", "policy \"" + policy + "\" also has policy_override_limits." + policy +
+                                          ".max_global_streams_per_user; set it in one place");
+      continue;
+    }
+    p.max_global_streams_per_user = n;
+  }
+  *out = std::move(policies);
+  return true;
 }
 
 // Only the keys present become overrides.
@@ -466,10 +516,7 @@ void ReadOverrides(Reader& r, TenantOverrides* out) {
     r.NonNegativeFloat("ingestion_burst_size_mb", &v.ingestion_burst_size_mb);
     out->ingestion_burst_size_mb = v.ingestion_burst_size_mb;
   }
-  if (present("policy_max_streams")) {
-    r.CountMap("policy_max_streams", &v.policy_max_streams);
-    out->policy_max_streams = v.policy_max_streams;
-  }
+  if (ReadPolicies(r, &v.policy_override_limits)) out->policy_override_limits = v.policy_override_limits;
   r.Finish();
 }
 
@@ -555,11 +602,14 @@ void ReadConfig(Reader& root, Config* c) {
   Reader server = root.Sub("server");
   server.String("grpc_listen", &c->server.grpc_listen);
   server.String("http_listen", &c->server.http_listen);
+  server.String("operator_http_listen", &c->server.operator_http_listen);
   server.Bool("latch_readiness", &c->server.latch_readiness);
   Reader grpc_tls = server.Sub("grpc_tls_config");
   ReadServerTls(grpc_tls, &c->server.grpc_tls);
   Reader http_tls = server.Sub("http_tls_config");
   ReadServerTls(http_tls, &c->server.http_tls);
+  Reader operator_http_tls = server.Sub("operator_http_tls_config");
+  ReadServerTls(operator_http_tls, &c->server.operator_http_tls);
   server.String("tls_min_version", &c->server.tls_min_version);
   server.String("tls_cipher_suites", &c->server.tls_cipher_suites);
   server.Duration("tls_reload_interval", &c->server.tls_reload_interval);
@@ -573,8 +623,10 @@ void ReadConfig(Reader& root, Config* c) {
   Reader limits = root.Sub("limits");
   limits.String("overrides_file", &c->limits.overrides_file);
   limits.String("overrides_format", &c->limits.overrides_format);
+  limits.String("loki_config_file", &c->limits.loki_config_file);
   Reader defaults = limits.Sub("defaults");
-  ReadLimits(defaults, &c->limits.defaults);
+  ReadOverrides(defaults, &c->limits.defaults_set);
+  c->limits.defaults = ApplyOverrides(TenantLimits{}, c->limits.defaults_set);
   Reader tenants = limits.Sub("tenants");
   ReadTenants(tenants, &c->limits.tenants);
   limits.Integer("max_policies_per_tenant", 1, 65535, &c->limits.max_policies_per_tenant);
@@ -703,20 +755,42 @@ void ValidateMemberlist(const RingConfig& r, const std::function<void(const std:
 
 // Two listeners on one port collide unless both name different specific addresses.
 void ValidateListeners(const ServerConfig& s, const std::function<void(const std::string&, const std::string&)>& err) {
-  Result<ListenAddress> grpc = ParseListenAddress(s.grpc_listen);
-  Result<ListenAddress> http = ParseListenAddress(s.http_listen);
-  if (!grpc.ok()) err("server.grpc_listen", grpc.status().message());
-  if (!http.ok()) err("server.http_listen", http.status().message());
-  if (!grpc.ok() || !http.ok() || grpc->port == 0 || grpc->port != http->port) return;
-  if (grpc->wildcard() || http->wildcard() || grpc->host == http->host) {
-    err("server.http_listen", "port " + std::to_string(http->port) + " is also server.grpc_listen's (\"" +
-                                  s.grpc_listen + "\"); the two servers need different ports");
+  struct Named {
+    const char* key;
+    const std::string* value;
+    Result<ListenAddress> address;
+  };
+  std::vector<Named> listeners;
+  listeners.push_back({"server.grpc_listen", &s.grpc_listen, ParseListenAddress(s.grpc_listen)});
+  listeners.push_back({"server.http_listen", &s.http_listen, ParseListenAddress(s.http_listen)});
+  if (!s.operator_http_listen.empty()) {
+    listeners.push_back(
+        {"server.operator_http_listen", &s.operator_http_listen, ParseListenAddress(s.operator_http_listen)});
+  }
+  for (const Named& l : listeners) {
+    if (!l.address.ok()) err(l.key, l.address.status().message());
+  }
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const Named& a = listeners[j];
+      const Named& b = listeners[i];
+      if (!a.address.ok() || !b.address.ok() || a.address->port == 0 || a.address->port != b.address->port) continue;
+      if (a.address->wildcard() || b.address->wildcard() || a.address->host == b.address->host) {
+        err(b.key, "port " + std::to_string(b.address->port) + " is also " + a.key + "'s (\"" + *a.value +
+                       "\"); the servers need different ports");
+      }
+    }
   }
 }
 
 void ValidateTls(const ServerConfig& s, const std::function<void(const std::string&, const std::string&)>& err) {
   tls::CheckServerTls(s.grpc_tls, "server.grpc_tls_config", err);
   tls::CheckServerTls(s.http_tls, "server.http_tls_config", err);
+  tls::CheckServerTls(s.operator_http_tls, "server.operator_http_tls_config", err);
+  if (s.operator_http_tls.enabled() && s.operator_http_listen.empty()) {
+    err("server.operator_http_tls_config", "set, but server.operator_http_listen is empty: the operator documents are "
+                                           "served on server.http_listen, under server.http_tls_config");
+  }
   if (!tls::ValidMinVersion(s.tls_min_version)) {
     err("server.tls_min_version", "one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13; got \"" +
                                       s.tls_min_version + "\"");
@@ -732,7 +806,7 @@ void ValidateTls(const ServerConfig& s, const std::function<void(const std::stri
 
 // Tenant and policy names the node can hold: 1 to kMaxLimitsNameBytes bytes, as requests
 // and records must be (a longer one could never match a stream).
-void ValidateNames(const std::string& where, const std::map<std::string, uint64_t>& policies,
+void ValidateNames(const std::string& where, const std::map<std::string, PolicyLimits>& policies,
                    const std::function<void(const std::string&, const std::string&)>& err) {
   for (const auto& [policy, n] : policies) {
     if (policy.empty() || policy.size() > kMaxLimitsNameBytes) {
@@ -743,14 +817,26 @@ void ValidateNames(const std::string& where, const std::map<std::string, uint64_
 }
 
 void ValidateLimitNames(const LimitsConfig& l, const std::function<void(const std::string&, const std::string&)>& err) {
-  ValidateNames("limits.defaults.policy_max_streams", l.defaults.policy_max_streams, err);
+  ValidateNames("limits.defaults.policy_override_limits", l.defaults.policy_override_limits, err);
   for (const auto& [tenant, o] : l.tenants) {
     const std::string path = JoinPath("limits.tenants", tenant);
     if (tenant.empty() || tenant.size() > kMaxLimitsNameBytes) {
       err(path, "a tenant name must be 1 to " + std::to_string(kMaxLimitsNameBytes) + " bytes, got " +
                     std::to_string(tenant.size()));
     }
-    if (o.policy_max_streams) ValidateNames(path + ".policy_max_streams", *o.policy_max_streams, err);
+    if (o.policy_override_limits) ValidateNames(path + ".policy_override_limits", *o.policy_override_limits, err);
+  }
+}
+
+// Several overrides files are merged as Loki's runtime config: YAML only.
+void ValidateOverridesFiles(const LimitsConfig& l, const std::function<void(const std::string&, const std::string&)>& err) {
+  const std::vector<std::string> files = OverridesFiles(l.overrides_file);
+  if (files.size() < 2) return;
+  for (const std::string& f : files) {
+    if (!IsLokiOverrides(f, l.overrides_format)) {
+      err("limits.overrides_file", "several files are merged as Loki's runtime config (YAML), but \"" + f +
+                                       "\" is read as TOML: list one TOML file, or Loki YAML files only");
+    }
   }
 }
 
@@ -879,6 +965,7 @@ void Validate(const Config& c, Diagnostics* d) {
     err("limits.overrides_format", "expected \"\" (by the file's extension), \"toml\" or \"loki\", got \"" +
                                        c.limits.overrides_format + "\"");
   }
+  ValidateOverridesFiles(c.limits, err);
   log::Level level;
   if (!log::ParseLevel(c.log.level, &level)) err("log.level", "expected debug, info, warn or error, got \"" + c.log.level + "\"");
   log::Format format;
@@ -909,9 +996,13 @@ Result<Config> ParseConfig(std::string_view text, const std::string& source_name
 }
 
 Result<Config> LoadConfig(const std::string& path, const std::vector<std::string>& sets) {
-  if (path.empty()) return ParseConfig("", "defaults", sets);
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseConfig(text, path, sets);
+  std::string text;
+  if (!path.empty()) {
+    ASSIGN_OR_RETURN(text, ReadFile(path));
+  }
+  ASSIGN_OR_RETURN(Config c, ParseConfig(text, path.empty() ? "defaults" : path, sets));
+  RETURN_IF_ERROR(ApplyLokiMainConfig(&c));
+  return c;
 }
 
 Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view text, const std::string& source_name) {
@@ -944,6 +1035,75 @@ bool IsLokiOverrides(const std::string& path, const std::string& format) {
 Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::string& path, const std::string& format) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return IsLokiOverrides(path, format) ? ParseLokiOverrides(text, path) : ParseOverrides(text, path);
+}
+
+std::vector<std::string> OverridesFiles(std::string_view csv) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', start), csv.size());
+    if (comma > start) out.emplace_back(csv.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFiles(const std::vector<std::string>& paths,
+                                                                  const std::string& format,
+                                                                  std::vector<std::string>* present) {
+  std::vector<NamedText> files;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 && errno == ENOENT) continue;
+    ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    files.push_back({path, std::move(text)});
+  }
+  if (present) {
+    present->clear();
+    for (const NamedText& f : files) present->push_back(f.name);
+  }
+  if (files.empty()) return std::map<std::string, TenantOverrides>{};
+  if (files.size() == 1) {
+    return IsLokiOverrides(files[0].name, format) ? ParseLokiOverrides(files[0].text, files[0].name)
+                                                  : ParseOverrides(files[0].text, files[0].name);
+  }
+  return ParseMergedLokiOverrides(files);
+}
+
+Status ApplyLokiMainConfig(Config* c) {
+  LimitsConfig& l = c->limits;
+  if (l.loki_config_file.empty()) return Status::OK();
+  const std::string& path = l.loki_config_file;
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status().Prefixed("limits.loki_config_file");
+  Result<LokiMainConfig> loki = ParseLokiMainConfig(*text, path);
+  if (!loki.ok()) return loki.status().Prefixed("limits.loki_config_file");
+  // One place per limit: a key both set would leave the operator guessing which one holds.
+  std::vector<std::string> twice;
+  const TenantOverrides& mine = l.defaults_set;
+  const TenantOverrides& theirs = loki->limits_config;
+  if (mine.max_global_streams_per_user && theirs.max_global_streams_per_user) twice.push_back("max_global_streams_per_user");
+  if (mine.ingestion_rate_mb && theirs.ingestion_rate_mb) twice.push_back("ingestion_rate_mb");
+  if (mine.ingestion_burst_size_mb && theirs.ingestion_burst_size_mb) twice.push_back("ingestion_burst_size_mb");
+  if (mine.policy_override_limits && theirs.policy_override_limits) {
+    for (const auto& [policy, limits] : *mine.policy_override_limits) {
+      if (theirs.policy_override_limits->contains(policy)) twice.push_back("policy_override_limits." + policy);
+    }
+  }
+  if (!twice.empty()) {
+    std::string msg;
+    for (const std::string& key : twice) {
+      msg += (msg.empty() ? "" : "\n") + std::string("limits.defaults.") + key + ": also set by limits_config in " +
+             path + " (limits.loki_config_file); set each limit in one place";
+    }
+    return Status::InvalidArgument(msg);
+  }
+  l.defaults = ApplyOverrides(ApplyOverrides(TenantLimits{}, theirs), mine);
+  if (l.overrides_file.empty() && !loki->runtime_config_files.empty()) {
+    for (const std::string& f : loki->runtime_config_files) l.overrides_file += (l.overrides_file.empty() ? "" : ",") + f;
+    l.overrides_format = "loki";
+  }
+  return Status::OK();
 }
 
 }  // namespace limits::config

@@ -28,6 +28,19 @@ Result<std::map<std::string, TenantOverrides>> LoadOverridesFile(const std::stri
 Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view toml, const std::string& source_name);
 // True when LoadOverridesFile reads `path` as Loki's YAML.
 bool IsLokiOverrides(const std::string& path, const std::string& format);
+// The paths of a comma-separated list (limits.overrides_file, Loki's runtime_config.file, as
+// dskit's StringSliceCSV splits it: empty items dropped).
+std::vector<std::string> OverridesFiles(std::string_view csv);
+// Every file of the list that exists (a missing one is skipped: an optional ConfigMap may
+// appear later), parsed and, when there are several, merged as Loki merges runtime config.
+// `present` gets the files read.
+Result<std::map<std::string, TenantOverrides>> LoadOverridesFiles(const std::vector<std::string>& paths,
+                                                                  const std::string& format,
+                                                                  std::vector<std::string>* present = nullptr);
+// Reads limits.loki_config_file, when set, into `c`: limits_config becomes the defaults (an
+// error names a key [limits.defaults] sets too), and runtime_config.file the overrides files
+// when limits.overrides_file is empty. LoadConfig calls it.
+Status ApplyLokiMainConfig(Config* c);
 
 // This machine's hostname, the default node.instance_id.
 std::string Hostname();

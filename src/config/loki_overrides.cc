@@ -92,22 +92,50 @@ bool ValidName(const std::string& name, const char* what, const std::string& pat
   return false;
 }
 
+// Loki's `inherit_limits: true` (and Go's yaml reads only true/false for a bool).
+bool ReadBool(const YAML::Node& n, const std::string& path, Problems& p, bool* out) {
+  if (Plain(n) && (n.Scalar() == "true" || n.Scalar() == "false")) {
+    *out = n.Scalar() == "true";
+    return true;
+  }
+  p.Add(path, "expected true or false, got " + Describe(n), n);
+  return false;
+}
+
+// policy_override_limits.<policy>: the fields limitsd enforces; Loki's others (local and
+// per-stream limits, shard_streams) are the distributor's and ingesters' business.
 void ReadPolicies(const YAML::Node& policies, const std::string& path, Problems& p,
-                  std::map<std::string, uint64_t>* out) {
+                  std::map<std::string, PolicyLimits>* out) {
   for (const auto& entry : policies) {
     const std::string policy = entry.first.Scalar();
     const std::string policy_path = Join(path, policy);
     if (!ValidName(policy, "policy", policy_path, entry.first, p)) continue;
     const YAML::Node& limits = entry.second;
-    if (limits.IsNull()) continue;
+    PolicyLimits& out_policy = (*out)[policy];
+    if (limits.IsNull()) continue;  // nothing overridden: the policy counts as the tenant's
     if (!limits.IsMap()) {
       p.Add(policy_path, "expected a map of limits, got " + Describe(limits), limits);
       continue;
     }
-    const YAML::Node n = limits["max_global_streams_per_user"];
-    uint64_t v = 0;
-    if (n.IsDefined() && !n.IsNull() && ReadCount(n, policy_path + ".max_global_streams_per_user", p, &v)) {
-      (*out)[policy] = v;
+    auto field = [&limits](const char* key) {
+      YAML::Node n = limits[key];
+      return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+    };
+    uint64_t count = 0;
+    double mb = 0;
+    if (YAML::Node n = field("max_global_streams_per_user"); n.IsDefined()) {
+      if (ReadCount(n, policy_path + ".max_global_streams_per_user", p, &count)) {
+        out_policy.max_global_streams_per_user = count;
+      }
+    }
+    if (YAML::Node n = field("ingestion_rate_mb"); n.IsDefined()) {
+      if (ReadMegabytes(n, policy_path + ".ingestion_rate_mb", p, &mb)) out_policy.ingestion_rate_mb = mb;
+    }
+    if (YAML::Node n = field("ingestion_burst_size_mb"); n.IsDefined()) {
+      if (ReadMegabytes(n, policy_path + ".ingestion_burst_size_mb", p, &mb)) out_policy.ingestion_burst_size_mb = mb;
+    }
+    if (YAML::Node n = field("inherit_limits"); n.IsDefined()) {
+      ReadBool(n, policy_path + ".inherit_limits", p, &out_policy.inherit_limits);
     }
   }
 }
@@ -132,22 +160,22 @@ void ReadTenant(const YAML::Node& limits, const std::string& path, Problems& p, 
     if (!n.IsMap()) {
       p.Add(path + ".policy_override_limits", "expected a map of policy -> limits, got " + Describe(n), n);
     } else {
-      std::map<std::string, uint64_t> policies;
+      std::map<std::string, PolicyLimits> policies;
       ReadPolicies(n, path + ".policy_override_limits", p, &policies);
-      if (!policies.empty()) out->policy_max_streams = std::move(policies);
+      out->policy_override_limits = std::move(policies);
     }
   }
 }
 
-}  // namespace
-
-Result<std::map<std::string, TenantOverrides>> ParseLokiOverrides(std::string_view yaml, const std::string& source_name) {
-  YAML::Node doc;
+Result<YAML::Node> LoadYaml(std::string_view yaml, const std::string& source_name) {
   try {
-    doc = YAML::Load(std::string(yaml));
+    return YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": syntax error: " + e.msg);
   }
+}
+
+Result<std::map<std::string, TenantOverrides>> OverridesOf(const YAML::Node& doc, const std::string& source_name) {
   Problems p(source_name);
   std::map<std::string, TenantOverrides> out;
   try {
@@ -176,6 +204,99 @@ Result<std::map<std::string, TenantOverrides>> ParseLokiOverrides(std::string_vi
       ReadTenant(limits, path, p, &o);
     }
   } catch (const YAML::Exception& e) {  // yaml-cpp throws on misuse; report rather than escape
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  RETURN_IF_ERROR(p.ToStatus());
+  return out;
+}
+
+// dskit's mergeConfigMaps: `from` into `into`, maps key by key, the rest replaced whole. A
+// null next to a map is an empty map.
+Status MergeInto(YAML::Node& into, const YAML::Node& from, const std::string& path) {
+  for (const auto& entry : from) {
+    const std::string key = entry.first.Scalar();
+    const std::string at = path.empty() ? key : Join(path, key);
+    YAML::Node mine = into[key];
+    const YAML::Node& theirs = entry.second;
+    if (!mine.IsDefined() || mine.IsNull()) {
+      into[key] = YAML::Clone(theirs);
+    } else if (mine.IsMap() && theirs.IsMap()) {
+      RETURN_IF_ERROR(MergeInto(mine, theirs, at));
+    } else if (mine.IsMap() && theirs.IsNull()) {
+      // an empty map merged in: nothing changes
+    } else if (mine.IsMap() || theirs.IsMap()) {
+      return Status::InvalidArgument(at + ": conflicting types: a map in one runtime-config file, " +
+                                     Describe(mine.IsMap() ? theirs : mine) + " in another");
+    } else {
+      into[key] = YAML::Clone(theirs);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::map<std::string, TenantOverrides>> ParseLokiOverrides(std::string_view yaml, const std::string& source_name) {
+  ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(yaml, source_name));
+  return OverridesOf(doc, source_name);
+}
+
+Result<std::map<std::string, TenantOverrides>> ParseMergedLokiOverrides(const std::vector<NamedText>& files) {
+  if (files.size() == 1) return ParseLokiOverrides(files[0].text, files[0].name);
+  YAML::Node merged(YAML::NodeType::Map);
+  std::string names;
+  try {
+    for (const NamedText& f : files) {
+      ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(f.text, f.name));
+      RETURN_IF_ERROR(OverridesOf(doc, f.name).status());  // its own problems, with its lines
+      names += (names.empty() ? "" : ", ") + f.name;
+      if (doc.IsNull()) continue;
+      RETURN_IF_ERROR(MergeInto(merged, doc, "").Prefixed(f.name));
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("merging " + names + ": " + e.msg);
+  }
+  return OverridesOf(merged, "merged runtime config (" + names + ")");
+}
+
+Result<LokiMainConfig> ParseLokiMainConfig(std::string_view yaml, const std::string& source_name) {
+  ASSIGN_OR_RETURN(YAML::Node doc, LoadYaml(yaml, source_name));
+  Problems p(source_name);
+  LokiMainConfig out;
+  try {
+    if (!doc.IsMap()) {
+      p.Add("(document)", "expected Loki's configuration (a map), got " + Describe(doc), doc);
+      return p.ToStatus();
+    }
+    if (const YAML::Node limits = doc["limits_config"]; limits.IsDefined() && !limits.IsNull()) {
+      if (!limits.IsMap()) {
+        p.Add("limits_config", "expected a map of limits, got " + Describe(limits), limits);
+      } else {
+        ReadTenant(limits, "limits_config", p, &out.limits_config);
+      }
+    }
+    if (const YAML::Node rc = doc["runtime_config"]; rc.IsDefined() && !rc.IsNull()) {
+      const YAML::Node file = rc.IsMap() ? rc["file"] : YAML::Node();
+      if (!rc.IsMap()) {
+        p.Add("runtime_config", "expected a map, got " + Describe(rc), rc);
+      } else if (file.IsDefined() && !file.IsNull()) {
+        if (!file.IsScalar()) {
+          p.Add("runtime_config.file", "expected a comma-separated list of paths, got " + Describe(file), file);
+        } else {
+          // dskit's StringSliceCSV.
+          std::string item;
+          for (char ch : file.Scalar() + ",") {
+            if (ch != ',') {
+              item.push_back(ch);
+            } else if (!item.empty()) {
+              out.runtime_config_files.push_back(item);
+              item.clear();
+            }
+          }
+        }
+      }
+    }
+  } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   RETURN_IF_ERROR(p.ToStatus());

@@ -132,9 +132,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& listen,
                                                       : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   }
   HttpServer* self = server.get();
+  const std::string log_component = options.log_component;
   ASSIGN_OR_RETURN(server->loop_,
                    EventLoop::Start(fd, options, server->stats_, [self](std::string_view head) { return self->OnHead(head); }));
-  log::Info("http", "listening").Kv("address", listen).Kv("port", server->port_);
+  log::Info(log_component, "listening").Kv("address", listen).Kv("port", server->port_);
   return server;
 }
 

@@ -79,6 +79,8 @@ struct HttpServerOptions {
   size_t max_queued = 64;
   // TLS on every connection (the handshake inside request_timeout); null: plain text.
   std::shared_ptr<tls::ListenerTls> tls = nullptr;
+  // The component of the server's "listening" log line: tells a node's listeners apart.
+  std::string log_component = "http";
 };
 
 // What the server counted, for the node to expose; relaxed atomics, read from any thread.

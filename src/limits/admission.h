@@ -11,8 +11,10 @@
 // - Across n nodes the caps sum to at most limit + n - 1 (rounding up), so a tenant can
 //   exceed its limit by at most n - 1 streams; under skew across nodes it is rejected early
 //   on the node holding more than its share of the tenant's streams.
-// Buckets: a stream whose ingestion policy has its own limit (policy_max_streams) counts
-// only in that policy's bucket; all other streams count in the default bucket. A known stream
+// Buckets: a stream whose ingestion policy has a stream limit of its own (Loki's
+// PolicyMaxGlobalStreamsPerUser: policy_override_limits.<policy>.max_global_streams_per_user,
+// or the tenant's with inherit_limits) counts only in that policy's bucket; all other streams
+// count in the default bucket. A known stream
 // that changes bucket (its policy changed) is admitted into its new bucket like a new stream,
 // and leaves a place in its old one.
 #pragma once

@@ -1,5 +1,7 @@
 #include "limits/limits_checker.h"
 
+#include <optional>
+
 #include "common/log.h"
 
 namespace limits {
@@ -11,6 +13,70 @@ constexpr double kMiB = 1024.0 * 1024.0;
 std::string ProducedPolicy(std::string_view policy) {
   return CheckPolicyName(policy) == PolicyNameCheck::kKept ? std::string(policy) : std::string();
 }
+
+// The rate buckets one request draws from, as Loki's distributor does since #22435: a stream
+// whose policy has a rate of its own (set, or the tenant's with inherit_limits) takes its
+// bytes from that policy's bucket alone, every other stream from the tenant's. The request
+// is taken whole or not at all.
+class RateDraw {
+ public:
+  RateDraw(std::string_view tenant, const TenantLimits& limits, double share) : tenant_(tenant), limits_(limits), share_(share) {
+    buckets_.push_back({.key = std::string(tenant),
+                        .rate = limits.ingestion_rate_mb * kMiB * share,
+                        .burst = limits.ingestion_burst_size_mb * kMiB});
+  }
+
+  // The bucket of a stream of `policy`; policies are looked up only when the tenant has any.
+  size_t BucketOf(std::string_view policy) {
+    if (limits_.policy_override_limits.empty() || policy.empty()) return 0;
+    for (size_t i = 1; i < buckets_.size(); ++i) {
+      if (buckets_[i].policy == policy) return i;
+    }
+    const std::optional<double> rate = limits_.PolicyRateMb(policy);
+    if (!rate) return 0;
+    // The NUL keeps a policy's key apart from every tenant's (tenant ids hold no NUL).
+    std::string key = tenant_;
+    key.push_back('\0');
+    key.append(policy);
+    buckets_.push_back({.key = std::move(key),
+                        .policy = std::string(policy),
+                        .rate = *rate * kMiB * share_,
+                        .burst = limits_.PolicyBurstMb(policy) * kMiB});
+    return buckets_.size() - 1;
+  }
+  void Add(size_t bucket, double bytes) { buckets_[bucket].bytes += bytes; }
+  bool Take(RateLimiter& rates, int64_t now_ms) {
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      const Bucket& b = buckets_[i];
+      if (b.bytes == 0 || rates.TryTake(b.key, b.bytes, b.rate, b.burst, now_ms)) continue;
+      for (size_t j = 0; j < i; ++j) rates.Refund(buckets_[j].key, buckets_[j].bytes, buckets_[j].burst);
+      return false;
+    }
+    return true;
+  }
+  // Gives back `bytes` of a stream that was taken for and then not ingested.
+  void Refund(size_t bucket, double bytes) { buckets_[bucket].refund += bytes; }
+  void SettleRefunds(RateLimiter& rates) {
+    for (Bucket& b : buckets_) {
+      if (b.refund > 0) rates.Refund(b.key, b.refund, b.burst);
+      b.refund = 0;
+    }
+  }
+
+ private:
+  struct Bucket {
+    std::string key = {};     // the RateLimiter's: the tenant, or tenant NUL policy
+    std::string policy = {};  // "" for the tenant's
+    double rate = 0;
+    double burst = 0;
+    double bytes = 0;
+    double refund = 0;
+  };
+  std::string tenant_;
+  const TenantLimits& limits_;
+  double share_;
+  std::vector<Bucket> buckets_;
+};
 }  // namespace
 
 LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, LimitsProvider& limits,
@@ -65,7 +131,6 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   const std::shared_ptr<const PartitionSet> serving = partitions_.Serving();
   std::vector<StreamUpdate> served;
   served.reserve(streams.size());
-  double bytes = 0;
   for (const StreamUpdate& s : streams) {
     const auto p = static_cast<int32_t>(s.stream_hash % static_cast<uint64_t>(options_.num_partitions));
     if (!serving->Contains(p)) {
@@ -74,7 +139,6 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
       continue;
     }
     served.push_back(s);
-    bytes += static_cast<double>(s.bytes);
   }
   // Counted once the answer stands: a call that would wait is run again from the start.
   const size_t unserved = rejected->size();
@@ -93,16 +157,24 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   const std::shared_ptr<const LimitsProvider::Snapshot> snapshot = limits_.Current();
   const TenantLimits& limits = snapshot->For(tenant);
   const double share = static_cast<double>(serving->Count()) / options_.num_partitions;
-  const double rate = limits.ingestion_rate_mb * kMiB * share;
-  const double burst = limits.ingestion_burst_size_mb * kMiB;
-  if (options_.enforce_rate && !rates_.TryTake(tenant, bytes, rate, burst, clock_.NowMillis())) {
+  std::optional<RateDraw> draw;  // with enforce_rate only
+  std::vector<uint32_t> bucket_of;  // each served stream's rate bucket
+  if (options_.enforce_rate) {
+    draw.emplace(tenant, limits, share);
+    bucket_of.reserve(served.size());
+    for (const StreamUpdate& s : served) {
+      bucket_of.push_back(static_cast<uint32_t>(draw->BucketOf(s.policy)));
+      draw->Add(bucket_of.back(), static_cast<double>(s.bytes));
+    }
+  }
+  if (draw && !draw->Take(rates_, clock_.NowMillis())) {
     count_unserved();
     for (const StreamUpdate& s : served) rejected->push_back({s.stream_hash, kReasonRateLimited});
     rejected_[kReasonRateLimited]->Increment(static_cast<double>(served.size()));
     return Status::OK();
   }
 
-  double accepted_bytes = 0, refund = 0;
+  double accepted_bytes = 0;
   size_t max_streams = 0, tenants_full = 0;
   const std::string tenant_name(tenant);
   UpdateCondResult result;
@@ -112,31 +184,40 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
         all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
     Status st = store_.UpdateCond(tenant, slice, limits, *serving, &result, wait);
     if (!st.ok()) {
-      if (options_.enforce_rate) rates_.Refund(tenant, bytes - accepted_bytes, burst);
+      if (draw) {
+        // The slices before this one have settled their streams; this one and the rest took
+        // bytes and ingested nothing.
+        for (size_t i = begin; i < served.size(); ++i) draw->Refund(bucket_of[i], static_cast<double>(served[i].bytes));
+        draw->SettleRefunds(rates_);
+      }
       if (st.IsWouldBlock()) return st;  // only ever the first slice: nothing changed
       count_unserved();
       if (st.IsInvalidArgument()) return st;
       return st.code() == StatusCode::kFailedPrecondition ? Status::Unavailable(st.message()) : st;
     }
     for (size_t i = 0; i < slice.size(); ++i) {
+      const size_t at = begin + i;  // in served
+      auto refund = [&] {
+        if (draw) draw->Refund(bucket_of[at], static_cast<double>(slice[i].bytes));
+      };
       switch (result.verdicts[i]) {
         case Verdict::kAccepted:
           accepted_bytes += static_cast<double>(slice[i].bytes);
           break;
         case Verdict::kMaxStreams:
           rejected->push_back({slice[i].stream_hash, kReasonMaxStreams});
-          refund += static_cast<double>(slice[i].bytes);
+          refund();
           ++max_streams;
           break;
         case Verdict::kTenantsFull:
           // Shown by Loki as a stream-limit rejection, which it is: the node cannot keep count.
           rejected->push_back({slice[i].stream_hash, kReasonMaxStreams});
-          refund += static_cast<double>(slice[i].bytes);
+          refund();
           ++tenants_full;
           break;
         case Verdict::kNotServed:
           rejected->push_back({slice[i].stream_hash, kReasonFailed});
-          refund += static_cast<double>(slice[i].bytes);
+          refund();
           break;
       }
     }
@@ -144,7 +225,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
       sink_.Produce(tenant_name, slice[i].stream_hash, slice[i].bytes, ProducedPolicy(slice[i].policy));
     }
   }
-  if (refund > 0 && options_.enforce_rate) rates_.Refund(tenant, refund, burst);
+  if (draw) draw->SettleRefunds(rates_);
   count_unserved();
   rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
   tenants_full_->Increment(static_cast<double>(tenants_full));

@@ -46,13 +46,10 @@ Status CheckConfig(const config::Config& c) {
     }
   }
   if (!c.limits.overrides_file.empty()) {
-    struct stat st {};
-    // Missing is allowed (an optional ConfigMap may appear later; the node warns).
-    if (stat(c.limits.overrides_file.c_str(), &st) == 0) {
-      Result<std::map<std::string, TenantOverrides>> o =
-          config::LoadOverridesFile(c.limits.overrides_file, c.limits.overrides_format);
-      if (!o.ok()) problems.push_back("limits.overrides_file: " + o.status().message());
-    }
+    // Missing files are allowed (an optional ConfigMap may appear later; the node warns).
+    Result<std::map<std::string, TenantOverrides>> o =
+        config::LoadOverridesFiles(config::OverridesFiles(c.limits.overrides_file), c.limits.overrides_format);
+    if (!o.ok()) problems.push_back("limits.overrides_file: " + o.status().message());
   }
   struct stat st {};
   if (stat(c.store.path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {

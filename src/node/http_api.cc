@@ -68,7 +68,10 @@ http::Response PartitionsResponse(const http::Request& request, UsageStore& stor
     } else {
       w.Null();
     }
-    w.Key("end_offset");
+    // The log's end when the partition was assigned: where its replay stops. The checkpoint
+    // passes it as soon as records produced since are consumed, so the name says "at
+    // assignment" (it read as the log's current end, "below the checkpoint").
+    w.Key("end_offset_at_assignment");
     a != assigned.end() && a->second.end_offset >= 0 ? w.Int(a->second.end_offset) : w.Null();
     w.Field("lookup_failed", a != assigned.end() && a->second.lookup_failed);
     w.Key("replay");

@@ -3,7 +3,8 @@
 //       partitions, by policy, and the rate — bytes in the rate window / the rate window
 //       (Loki divides by the active window: 24x too low with the defaults).
 //   GET /partitions  every partition held on disk or assigned: state, assignment, checkpoint,
-//       end-offset snapshot, replay progress, revocation, streams, disk bytes.
+//       the log end at assignment (end_offset_at_assignment: where the replay stops), replay
+//       progress, revocation, streams, disk bytes.
 #pragma once
 
 #include "http/http_server.h"

@@ -1,7 +1,10 @@
 #include "node/node.h"
 
+#include <iterator>
+
 #include "common/allocator.h"
 #include "common/log.h"
+#include "config/load_config.h"
 #include "kafka/kafka_conf.h"
 #include "kafka/kafka_log.h"
 #include "limits/record_filter.h"
@@ -10,8 +13,25 @@
 #include "node/ring_backends.h"
 #include "ring/memberlist/memberlist_kv.h"
 #include "ring/instance_addr.h"
+#include "tls/listener_tls.h"
 
 namespace limits {
+namespace {
+
+// An HTTP listener's TLS context, or null while `tls` is off; a bad file is named by `key`.
+Result<std::shared_ptr<tls::ListenerTls>> ListenerTlsOf(const tls::ServerTls& tls, const config::ServerConfig& server,
+                                                        const std::string& key) {
+  if (!tls.enabled()) return std::shared_ptr<tls::ListenerTls>();
+  Result<std::shared_ptr<tls::ListenerTls>> created = tls::ListenerTls::Create(
+      {.tls = tls,
+       .min_version = server.tls_min_version,
+       .cipher_suites = server.tls_cipher_suites,
+       .reload_interval = std::chrono::duration_cast<std::chrono::seconds>(server.tls_reload_interval)});
+  if (!created.ok()) return created.status().Prefixed(key);
+  return created;
+}
+
+}  // namespace
 
 Windows WindowsOf(const config::WindowsConfig& w) {
   // The loader bounds every duration to config::kMaxDuration (2^32 - 1 s), so none wraps here.
@@ -69,7 +89,7 @@ Status Node::StartParts() {
   // Limits before the store: loading it asks which policies have a limit of their own.
   limits_ = std::make_unique<LimitsProvider>(c.limits.defaults, c.limits.tenants);
   if (!c.limits.overrides_file.empty()) {
-    reloader_ = std::make_unique<OverridesReloader>(c.limits.overrides_file, *limits_, *registry_,
+    reloader_ = std::make_unique<OverridesReloader>(config::OverridesFiles(c.limits.overrides_file), *limits_, *registry_,
                                                     std::chrono::seconds(2), c.limits.overrides_format);
     RETURN_IF_ERROR(reloader_->LoadInitial().Prefixed("limits.overrides_file " + c.limits.overrides_file));
   }
@@ -92,7 +112,7 @@ Status Node::StartParts() {
   // A policy's name must be kept when the overrides give it a limit of its own (read at the
   // moment the store needs it: the overrides may be reloaded).
   so.own_limit = [this](std::string_view tenant, std::string_view policy) {
-    return limits_->Current()->For(tenant).policy_max_streams.contains(std::string(policy));
+    return limits_->Current()->For(tenant).PolicyMaxStreams(policy).has_value();
   };
   so.clock = &clock_;
   ASSIGN_OR_RETURN(store_, UsageStore::Open(*db_, so));
@@ -175,32 +195,41 @@ Status Node::StartParts() {
          return http::Response{200, "text/plain; version=0.0.4; charset=utf-8",
                                RenderMetrics(*registry_, {collector_.get(), tenant_series_.get()})};
        }},
+  };
+  // The operator documents name tenants, their usage and the peers' addresses: on their own
+  // listener when one is configured, so the port Prometheus scrapes need not reveal them.
+  std::vector<std::pair<std::string, http::Handler>> operator_routes = {
       {"/ingest-limits/usage/",
        [this](const http::Request& r) { return UsageResponse(r, *store_, *partitions_); }},
       {"/partitions", [this](const http::Request& r) { return PartitionsResponse(r, *store_, *partitions_, *db_); }},
   };
   if (auto* gossip = dynamic_cast<ring::memberlist::MemberlistKv*>(ring_kv_.get())) {
-    routes.push_back({"/memberlist", [gossip](const http::Request&) {
-                        return http::Response{200, "application/json", gossip->StatusJson()};
-                      }});
+    operator_routes.push_back({"/memberlist", [gossip](const http::Request&) {
+                                 return http::Response{200, "application/json", gossip->StatusJson()};
+                               }});
   }
+  const bool separate_operator = !c.server.operator_http_listen.empty();
+  if (!separate_operator) std::move(operator_routes.begin(), operator_routes.end(), std::back_inserter(routes));
   // Kubernetes' probes are answered on the server's event loop, apart from the worker pool
   // that serves /metrics and the documents: both handlers only read memory, under brief locks.
   http::HttpServerOptions http_options;
-  if (c.server.http_tls.enabled()) {
-    Result<std::shared_ptr<tls::ListenerTls>> http_tls = tls::ListenerTls::Create(
-        {.tls = c.server.http_tls,
-         .min_version = c.server.tls_min_version,
-         .cipher_suites = c.server.tls_cipher_suites,
-         .reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval)});
-    if (!http_tls.ok()) return http_tls.status().Prefixed("server.http_tls_config");
-    http_options.tls = std::move(*http_tls);
-  }
+  ASSIGN_OR_RETURN(http_options.tls, ListenerTlsOf(c.server.http_tls, c.server, "server.http_tls_config"));
   http_options.probes = {"/ready", "/live"};
   Result<std::unique_ptr<http::HttpServer>> http =
       http::HttpServer::Start(c.server.http_listen, std::move(routes), std::move(http_options));
   if (!http.ok()) return http.status().Prefixed("server.http_listen " + c.server.http_listen);
   http_ = std::move(*http);
+  if (separate_operator) {
+    http::HttpServerOptions operator_options;
+    ASSIGN_OR_RETURN(operator_options.tls,
+                     ListenerTlsOf(c.server.operator_http_tls, c.server, "server.operator_http_tls_config"));
+    operator_options.worker_threads = 2;
+    operator_options.log_component = "operator_http";
+    Result<std::unique_ptr<http::HttpServer>> op =
+        http::HttpServer::Start(c.server.operator_http_listen, std::move(operator_routes), std::move(operator_options));
+    if (!op.ok()) return op.status().Prefixed("server.operator_http_listen " + c.server.operator_http_listen);
+    operator_http_ = std::move(*op);
+  }
   log::Info("node", "started").Kv("grpc_port", grpc_->port()).Kv("http_port", http_->port());
   return Status::OK();
 }
@@ -319,6 +348,7 @@ void Node::Stop() {
   if (ring_) ring_->Stop();
   if (grpc_) grpc_->Stop();
   if (http_) http_->Stop();
+  if (operator_http_) operator_http_->Stop();
   if (reloader_) reloader_->Stop();
   if (evictor_) evictor_->Stop();
   if (consumer_) consumer_->Stop();

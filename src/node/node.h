@@ -79,6 +79,7 @@ class Node {
   // This process's tag in the records it produces (record_filter.h).
   const std::string& run_tag() const { return run_tag_; }
   int http_port() const { return http_ ? http_->port() : 0; }
+  int operator_http_port() const { return operator_http_ ? operator_http_->port() : 0; }
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   // This instance's ring membership; nullptr when [ring] store is "".
   ring::Lifecycler* ring() { return ring_.get(); }
@@ -120,6 +121,7 @@ class Node {
   std::unique_ptr<NodeCollector> collector_;
   std::unique_ptr<TenantSeries> tenant_series_;
   std::unique_ptr<http::HttpServer> http_;
+  std::unique_ptr<http::HttpServer> operator_http_;  // null: the operator documents are on http_
 };
 
 // What LoadConfig cannot check: the librdkafka properties of every client (names, values, and

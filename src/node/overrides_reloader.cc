@@ -8,9 +8,10 @@
 
 namespace limits {
 
-OverridesReloader::OverridesReloader(std::string path, LimitsProvider& provider, prometheus::Registry& registry,
-                                     std::chrono::milliseconds poll_interval, std::string format)
-    : path_(std::move(path)),
+OverridesReloader::OverridesReloader(std::vector<std::string> paths, LimitsProvider& provider,
+                                     prometheus::Registry& registry, std::chrono::milliseconds poll_interval,
+                                     std::string format)
+    : paths_(std::move(paths)),
       format_(std::move(format)),
       provider_(provider),
       poll_interval_(poll_interval),
@@ -39,43 +40,58 @@ OverridesReloader::OverridesReloader(std::string path, LimitsProvider& provider,
 OverridesReloader::~OverridesReloader() { Stop(); }
 
 std::string OverridesReloader::Fingerprint() const {
-  struct stat st {};
-  if (stat(path_.c_str(), &st) != 0) return "absent";
-  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "/" +
-         std::to_string(st.st_size) + "/" + std::to_string(st.st_ino);
+  std::string out;
+  for (const std::string& path : paths_) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+      out += "absent;";
+      continue;
+    }
+    out += std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "/" +
+           std::to_string(st.st_size) + "/" + std::to_string(st.st_ino) + ";";
+  }
+  return out;
+}
+
+std::string OverridesReloader::Names() const {
+  std::string out;
+  for (const std::string& path : paths_) out += (out.empty() ? "" : ",") + path;
+  return out;
 }
 
 Status OverridesReloader::LoadInitial() {
   std::lock_guard lock(reload_mu_);
   loaded_fingerprint_ = Fingerprint();
-  if (loaded_fingerprint_ == "absent") {
-    log::Warn("limits", "overrides file not found; using the configured limits until it appears").Kv("path", path_);
-    last_ok_.Set(1);  // not a failure: the file is optional
-    return Status::OK();
-  }
-  Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFile(path_, format_);
+  std::vector<std::string> present;
+  Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFiles(paths_, format_, &present);
   if (!overrides.ok()) return overrides.status();
+  if (present.size() < paths_.size()) {
+    log::Warn("limits", "overrides file not found; using the configured limits until it appears")
+        .Kv("path", Names())
+        .Kv("found", present.size());
+  }
   const size_t tenants = overrides->size();
   provider_.SetFileOverrides(std::move(*overrides));
-  reload_ok_.Increment();
-  last_success_.SetToCurrentTime();
-  last_ok_.Set(1);
-  log::Info("limits", "loaded tenant overrides").Kv("path", path_).Kv("tenants", tenants);
+  if (!present.empty()) {
+    reload_ok_.Increment();
+    last_success_.SetToCurrentTime();
+  }
+  last_ok_.Set(1);  // a missing file is not a failure: it is optional
+  log::Info("limits", "loaded tenant overrides").Kv("path", Names()).Kv("files", present.size()).Kv("tenants", tenants);
   return Status::OK();
 }
 
 Status OverridesReloader::Reload() {
   std::lock_guard lock(reload_mu_);
   const std::string fingerprint = Fingerprint();
-  Result<std::map<std::string, TenantOverrides>> overrides =
-      fingerprint == "absent" ? Result<std::map<std::string, TenantOverrides>>(std::map<std::string, TenantOverrides>{})
-                              : config::LoadOverridesFile(path_, format_);
+  std::vector<std::string> present;
+  Result<std::map<std::string, TenantOverrides>> overrides = config::LoadOverridesFiles(paths_, format_, &present);
   loaded_fingerprint_ = fingerprint;  // a broken file is not re-read until it changes again
   if (!overrides.ok()) {
     reload_failed_.Increment();
     last_ok_.Set(0);
     log::Error("limits", "overrides reload failed; the previous limits stay in force")
-        .Kv("path", path_)
+        .Kv("path", Names())
         .Kv("error", overrides.status().message());
     return overrides.status();
   }
@@ -84,7 +100,7 @@ Status OverridesReloader::Reload() {
   reload_ok_.Increment();
   last_success_.SetToCurrentTime();
   last_ok_.Set(1);
-  log::Info("limits", "reloaded tenant overrides").Kv("path", path_).Kv("tenants", tenants);
+  log::Info("limits", "reloaded tenant overrides").Kv("path", Names()).Kv("files", present.size()).Kv("tenants", tenants);
   return Status::OK();
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "config/load_config.h"
 #include "node/node.h"
 #include "proto/limits.grpc.pb.h"
 #include "testing/http_client.h"
@@ -42,7 +43,7 @@ class ServingTest : public ::testing::Test {
   void StartNode(const std::function<void(config::Config&)>& tweak = nullptr, NodeOptions options = {}) {
     config::Config c = kafka_.NodeConfig(dir_.Sub("node"), "zone-a", "node-a");
     c.limits.defaults.max_global_streams_per_user = 4;
-    c.limits.defaults.policy_max_streams = {{"gold", 2}};
+    c.limits.defaults.policy_override_limits = {{"gold", {.max_global_streams_per_user = 2}}};
     c.limits.enforce_rate = true;
     c.limits.tenants["tiny-rate"].ingestion_burst_size_mb = 0.001;  // ~1 KiB
     c.limits.tenants["tiny-rate"].ingestion_rate_mb = 0.0001;
@@ -98,7 +99,8 @@ TEST_F(ServingTest, LimitsReasonsAndAssignedPartitionsOverGrpc) {
   ASSERT_EQ(gold.size(), 1u);
   EXPECT_EQ(gold.begin()->second, 2u);
   // Rate limit: a push larger than the tenant's burst gets the new reason 3.
-  EXPECT_EQ(Rejected("tiny-rate", {1, 2}, 4096), (std::map<uint64_t, uint32_t>{{1, 3}, {2, 3}}));
+  // Rate limited is 1001 on the wire (issue 26 item 1): 3 is Loki's "not owned".
+  EXPECT_EQ(Rejected("tiny-rate", {1, 2}, 4096), (std::map<uint64_t, uint32_t>{{1, 1001}, {2, 1001}}));
   EXPECT_TRUE(Rejected("tiny-rate", {1, 2}, 100).empty());
 
   grpc::ClientContext ctx;
@@ -217,7 +219,7 @@ TEST_F(ServingTest, HttpUsagePartitionsAndAStrictlyValidScrape) {
   EXPECT_EQ(parts.status, 200);
   for (int32_t p = 0; p < kPartitions; ++p) EXPECT_THAT(parts.body, HasSubstr("\"partition\": " + std::to_string(p)));
   EXPECT_THAT(parts.body, HasSubstr("\"state\": \"ready\""));
-  EXPECT_THAT(parts.body, HasSubstr("\"end_offset\": "));
+  EXPECT_THAT(parts.body, HasSubstr("\"end_offset_at_assignment\": "));
   EXPECT_THAT(parts.body, HasSubstr("\"disk_bytes\": "));
 
   EXPECT_EQ(HttpGet(node_->http_port(), "/ready").status, 200);
@@ -269,6 +271,46 @@ TEST_F(ServingTest, HttpUsagePartitionsAndAStrictlyValidScrape) {
   for (const testing::Sample& sample : m.samples) {
     EXPECT_EQ(sample.labels.count("stream"), 0u) << sample.name;  // never a label per stream
   }
+}
+
+// Issue 25 item 2: with server.operator_http_listen set, the documents that name tenants and
+// peers move to it (here over mTLS) and the scraped port keeps only /metrics and the probes.
+TEST_F(ServingTest, Issue25_OperatorDocumentsMoveToTheirOwnListener) {
+  testing::TestCerts ca(dir_.path());
+  const testing::CertPair server = ca.Server("server");
+  const testing::CertPair client = ca.Client("client");
+  StartNode([&](config::Config& c) {
+    c.server.operator_http_listen = "127.0.0.1:0";
+    c.server.operator_http_tls = {.cert_file = server.cert,
+                                  .key_file = server.key,
+                                  .client_ca_file = ca.ca(),
+                                  .client_auth_type = "RequireAndVerifyClientCert"};
+  });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  Rejected("tenant-a", {1, 2});
+  const int http = node_->http_port();
+  const int op = node_->operator_http_port();
+  ASSERT_GT(op, 0);
+  ASSERT_NE(op, http);
+  EXPECT_EQ(HttpGet(http, "/ingest-limits/usage/tenant-a").status, 404);
+  EXPECT_EQ(HttpGet(http, "/partitions").status, 404);
+  EXPECT_EQ(HttpGet(http, "/metrics").status, 200);
+  EXPECT_EQ(HttpGet(http, "/ready").status, 200);
+  EXPECT_EQ(HttpGet(http, "/live").status, 200);
+
+  auto https = [&](const std::string& path, bool with_cert) {
+    std::vector<std::string> argv = {"/usr/bin/python3", HTTPS_GET, "https://localhost:" + std::to_string(op) + path,
+                                     ca.ca()};
+    if (with_cert) argv.insert(argv.end(), {"--cert", client.cert, "--key", client.key});
+    testing::RunResult r = testing::RunProgram(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_THAT(https("/ingest-limits/usage/tenant-a", true), HasSubstr("\"streams_total\": 2"));
+  EXPECT_THAT(https("/partitions", true), HasSubstr("\"state\": \"ready\""));
+  EXPECT_THAT(https("/metrics", true), ::testing::StartsWith("404"));
+  EXPECT_THAT(https("/partitions", false), ::testing::StartsWith("ERROR"));  // no client certificate
+  EXPECT_NE(HttpGet(op, "/partitions").status, 200);                        // plain text is refused
 }
 
 TEST_F(ServingTest, PythonGrpcioClientInteroperates) {
@@ -387,6 +429,50 @@ TEST_F(ServingTest, LokiRuntimeConfigYamlReloadsLikeTheTomlOverrides) {
   EXPECT_THAT(reload.message(), HasSubstr("overrides.t.max_global_streams_per_user: expected an integer, got \"lots\""));
   EXPECT_THAT(reload.message(), HasSubstr("runtime-config.yaml:3)"));
   EXPECT_EQ(Rejected("t", {4, 5, 6}), (std::map<uint64_t, uint32_t>{{6, 2}}));  // still 5: 1-3 active, 4 and 5 fit
+}
+
+// Issue 26 item 3: the node on Loki's own configuration — limits_config for the defaults and
+// runtime_config.file's two files merged — reloading when the second file changes.
+TEST_F(ServingTest, Issue26_LokisConfigFileAndMergedRuntimeConfigFiles) {
+  const std::string a = dir_.Sub("runtime-a.yaml"), b = dir_.Sub("runtime-b.yaml"), loki = dir_.Sub("loki.yaml");
+  std::ofstream(a) << "overrides:\n  t:\n    max_global_streams_per_user: 2\n";
+  std::ofstream(b) << "overrides:\n  t:\n    policy_override_limits:\n      gold: {inherit_limits: true}\n";
+  std::ofstream(loki) << "limits_config:\n  max_global_streams_per_user: 3\nruntime_config:\n  file: " << a << "," << b
+                      << "\n";
+  StartNode([&](config::Config& c) {
+    c.limits.defaults_set = {};
+    c.limits.defaults = {};
+    c.limits.loki_config_file = loki;
+    ASSERT_TRUE(config::ApplyLokiMainConfig(&c).ok());
+  });
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  EXPECT_EQ(Rejected("other", {1, 2, 3, 4}).size(), 1u);        // limits_config: 3
+  EXPECT_EQ(Rejected("t", {1, 2, 3}).size(), 1u);               // runtime-a: 2
+  EXPECT_EQ(Rejected("t", {11, 12, 13}, 100, "gold").size(), 1u);  // runtime-b: gold inherits 2, a bucket of its own
+  std::ofstream(b) << "overrides:\n  t:\n    max_global_streams_per_user: 6\n";
+  ASSERT_TRUE(WaitFor([&] { return Rejected("t", {3}).empty(); }, 30s));  // b now overrides a's 2
+  // gold is back in the tenant's bucket: 1, 2, 3, 11 and 12 hold 5 of its 6 places.
+  EXPECT_EQ(Rejected("t", {21, 22}, 100, "gold").size(), 1u);
+}
+
+// Issue 26 item 4: CheckLimitsAndShard's wire format is not established from Loki's public
+// material (ARCHITECTURE.md, "CheckLimitsAndShard"), so it is UNIMPLEMENTED, which Loki's
+// frontend turns into one shard per stream and its distributor's shadow mode counts as failed.
+TEST_F(ServingTest, Issue26_CheckLimitsAndShardIsUnimplemented) {
+  StartNode();
+  const std::string target = "127.0.0.1:" + std::to_string(node_->grpc_port());
+  testing::RunResult r = testing::RunProgram(
+      {"/usr/bin/python3", "-c",
+       "import grpc, sys\n"
+       "ch = grpc.insecure_channel(sys.argv[1])\n"
+       "try:\n"
+       "    ch.unary_unary('/proto.IngestLimits/CheckLimitsAndShard')(b'', timeout=10)\n"
+       "    print('answered')\n"
+       "except grpc.RpcError as e:\n"
+       "    print(e.code().name)\n",
+       target});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("UNIMPLEMENTED"));
 }
 
 }  // namespace

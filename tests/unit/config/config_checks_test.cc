@@ -53,9 +53,9 @@ TEST(ConfigChecksTest, Item22_TenantAndPolicyNamesMustBeOneTo255Bytes) {
   EXPECT_THAT(ErrorOf("[limits.tenants." + long_name + "]\nmax_global_streams_per_user = 1\n"),
               HasSubstr("a tenant name must be 1 to 255 bytes, got 256"));
   EXPECT_THAT(ErrorOf("[limits.defaults.policy_max_streams]\n\"\" = 3\n"),
-              HasSubstr("limits.defaults.policy_max_streams.\"\": an ingestion policy name must be 1 to 255 bytes"));
+              HasSubstr("limits.defaults.policy_override_limits.\"\": an ingestion policy name must be 1 to 255 bytes"));
   EXPECT_THAT(ErrorOf("[limits.tenants.t.policy_max_streams]\n" + long_name + " = 3\n"),
-              HasSubstr("limits.tenants.t.policy_max_streams." + long_name + ": an ingestion policy name"));
+              HasSubstr("limits.tenants.t.policy_override_limits." + long_name + ": an ingestion policy name"));
   EXPECT_EQ(ErrorOf("[limits.tenants." + std::string(255, 'x') + "]\nmax_global_streams_per_user = 1\n"), "<ok>");
   // The overrides file holds to the same rule.
   EXPECT_THAT(ParseOverrides("[tenants.\"\"]\nmax_global_streams_per_user = 1\n", "o.toml").status().message(),
@@ -69,6 +69,25 @@ TEST(ConfigChecksTest, Item22_GrpcAndHttpOnOnePortIsRefused) {
               HasSubstr("server.http_listen: port 9000 is also server.grpc_listen's"));
   EXPECT_EQ(ErrorOf("[server]\ngrpc_listen = \"127.0.0.1:9000\"\nhttp_listen = \"127.0.0.2:9000\"\n"), "<ok>");
   EXPECT_EQ(ErrorOf("[server]\ngrpc_listen = \"127.0.0.1:0\"\nhttp_listen = \"127.0.0.1:0\"\n"), "<ok>");  // kernel picks
+}
+
+// Issue 25 item 2: the operator listener is a third port, checked against both others.
+TEST(ConfigChecksTest, Issue25_TheOperatorListenerNeedsItsOwnPortAndItsTlsNeedsIt) {
+  EXPECT_THAT(ErrorOf("[server]\nhttp_listen = \":3100\"\noperator_http_listen = \"127.0.0.1:3100\"\n"),
+              HasSubstr("server.operator_http_listen: port 3100 is also server.http_listen's"));
+  EXPECT_THAT(ErrorOf("[server]\ngrpc_listen = \":9095\"\noperator_http_listen = \":9095\"\n"),
+              HasSubstr("server.operator_http_listen: port 9095 is also server.grpc_listen's"));
+  EXPECT_THAT(ErrorOf("[server]\noperator_http_listen = \"localhost\"\n"),
+              HasSubstr("server.operator_http_listen: expected host:port"));
+  EXPECT_THAT(ErrorOf("[server.operator_http_tls_config]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\n"),
+              HasSubstr("server.operator_http_tls_config: set, but server.operator_http_listen is empty"));
+  EXPECT_THAT(ErrorOf("[server]\noperator_http_listen = \"127.0.0.1:3101\"\n[server.operator_http_tls_config]\n"
+                      "cert_file = \"c.pem\"\n"),
+              HasSubstr("server.operator_http_tls_config"));
+  Result<Config> c = ParseConfig("[server]\noperator_http_listen = \"127.0.0.1:3101\"\n", "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.operator_http_listen, "127.0.0.1:3101");
+  EXPECT_TRUE(ParseConfig("", "t")->server.operator_http_listen.empty());
 }
 
 TEST(ConfigChecksTest, Item22_ADirectoryIsNotAConfigurationOrAnOverridesFile) {

@@ -60,7 +60,7 @@ TEST(LoadConfigTest, EmptyFileMeansDocumentedDefaults) {
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 5000u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 4.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 6.0);
-  EXPECT_TRUE(c.limits.defaults.policy_max_streams.empty());
+  EXPECT_TRUE(c.limits.defaults.policy_override_limits.empty());
   EXPECT_TRUE(c.limits.tenants.empty());
 }
 
@@ -160,14 +160,20 @@ policy_max_streams = { gold = 5 }
   EXPECT_EQ(c.limits.defaults.max_global_streams_per_user, 100u);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_rate_mb, 8.0);
   EXPECT_DOUBLE_EQ(c.limits.defaults.ingestion_burst_size_mb, 12.5);
-  EXPECT_EQ(c.limits.defaults.policy_max_streams, (std::map<std::string, uint64_t>{{"gold", 10}, {"silver tier", 0}}));
+  EXPECT_EQ(c.limits.defaults.policy_override_limits,
+            (std::map<std::string, PolicyLimits>{{"gold", {.max_global_streams_per_user = 10}},
+                                                 {"silver tier", {.max_global_streams_per_user = 0}}}));
   ASSERT_EQ(c.limits.tenants.size(), 2u);
   EXPECT_EQ(c.limits.tenants.at("tenant-a").max_global_streams_per_user, 20000u);
-  EXPECT_FALSE(c.limits.tenants.at("tenant-a").policy_max_streams.has_value());
+  EXPECT_FALSE(c.limits.tenants.at("tenant-a").policy_override_limits.has_value());
   EXPECT_FALSE(c.limits.tenants.at("tenant-a").ingestion_rate_mb.has_value());
-  EXPECT_EQ(*c.limits.tenants.at("tenant.b").policy_max_streams, (std::map<std::string, uint64_t>{{"gold", 5}}));
+  EXPECT_EQ(*c.limits.tenants.at("tenant.b").policy_override_limits,
+            (std::map<std::string, PolicyLimits>{{"gold", {.max_global_streams_per_user = 5}}}));
 }
 
+// A tenant's policies merge into the defaults' policy by policy, a named policy's entry
+// replacing the default's whole: Loki decodes a tenant's YAML on top of limits_config, and Go's
+// yaml adds to a map it decodes into.
 TEST(LoadConfigTest, OverridesReplaceOnlyWhatTheySet) {
   Config c = Parse(R"(
 [limits.defaults]
@@ -181,7 +187,54 @@ policy_max_streams = { gold = 3 }
   EXPECT_EQ(t.max_global_streams_per_user, 100u);
   EXPECT_DOUBLE_EQ(t.ingestion_rate_mb, 1.5);
   EXPECT_DOUBLE_EQ(t.ingestion_burst_size_mb, 6.0);
-  EXPECT_EQ(t.policy_max_streams, (std::map<std::string, uint64_t>{{"gold", 3}}));
+  EXPECT_EQ(t.PolicyMaxStreams("gold"), 3u);
+  EXPECT_EQ(t.PolicyMaxStreams("silver"), 20u);
+}
+
+// Issue 26 item 2: Loki's policy_override_limits in the TOML, with inherit_limits (Loki #23751),
+// and the shorthand policy_max_streams naming a policy once.
+TEST(LoadConfigTest, Issue26_PolicyOverrideLimitsAsLokiHasThem) {
+  Config c = Parse(R"(
+[limits.defaults]
+max_global_streams_per_user = 1000
+ingestion_rate_mb = 5
+ingestion_burst_size_mb = 10
+policy_max_streams = { bronze = 7 }
+[limits.defaults.policy_override_limits.finance]
+inherit_limits = true
+[limits.defaults.policy_override_limits.ops]
+inherit_limits = true
+ingestion_rate_mb = 2
+[limits.defaults.policy_override_limits.capped]
+max_global_streams_per_user = 30
+ingestion_burst_size_mb = 0
+[limits.tenants.t.policy_override_limits.finance]
+max_global_streams_per_user = 4
+)");
+  const TenantLimits& d = c.limits.defaults;
+  EXPECT_EQ(d.PolicyMaxStreams("finance"), 1000u);
+  EXPECT_EQ(d.PolicyRateMb("finance"), 5.0);
+  EXPECT_EQ(d.PolicyRateMb("ops"), 2.0);
+  EXPECT_EQ(d.PolicyMaxStreams("ops"), 1000u);
+  EXPECT_EQ(d.PolicyBurstMb("ops"), 10.0);
+  EXPECT_EQ(d.PolicyMaxStreams("capped"), 30u);
+  EXPECT_EQ(d.PolicyRateMb("capped"), std::nullopt);  // a burst alone makes no bucket of its own
+  EXPECT_EQ(d.PolicyMaxStreams("bronze"), 7u);
+  EXPECT_EQ(d.PolicyMaxStreams("other"), std::nullopt);
+  EXPECT_EQ(d.PolicyMaxStreams(""), std::nullopt);
+  const TenantLimits t = ApplyOverrides(d, c.limits.tenants.at("t"));
+  EXPECT_EQ(t.PolicyMaxStreams("finance"), 4u);  // the tenant's entry replaces the default's whole
+  EXPECT_EQ(t.PolicyRateMb("finance"), std::nullopt);
+  EXPECT_EQ(t.PolicyRateMb("ops"), 2.0);
+
+  EXPECT_THAT(ErrorOf("[limits.defaults]\npolicy_max_streams = { gold = 1 }\n"
+                      "[limits.defaults.policy_override_limits.gold]\nmax_global_streams_per_user = 2\n"),
+              HasSubstr("limits.defaults.policy_max_streams: policy \"gold\" also has "
+                        "policy_override_limits.gold.max_global_streams_per_user; set it in one place"));
+  EXPECT_THAT(ErrorOf("[limits.defaults.policy_override_limits.gold]\ninherit_limits = \"yes\"\n"),
+              HasSubstr("limits.defaults.policy_override_limits.gold.inherit_limits: expected true or false, got a string \"yes\""));
+  EXPECT_THAT(ErrorOf("[limits.defaults.policy_override_limits.gold]\nmax_streams = 3\n"),
+              HasSubstr("limits.defaults.policy_override_limits.gold.max_streams: unknown key"));
 }
 
 // --- validation: each error names the key, and the line when it came from the file --------
@@ -296,7 +349,7 @@ TEST(LoadConfigTest, SetReachesQuotedTenantsPoliciesAndDottedKafkaProperties) {
                         "limits.defaults.policy_max_streams.gold=3", "kafka.properties.sasl.mechanism=PLAIN",
                         "kafka.properties.\"client.id\"=x", "node.zone=zone-b"});
   EXPECT_EQ(c.limits.tenants.at("tenant.a").max_global_streams_per_user, 7u);
-  EXPECT_EQ(c.limits.defaults.policy_max_streams.at("gold"), 3u);
+  EXPECT_EQ(c.limits.defaults.PolicyMaxStreams("gold"), 3u);
   EXPECT_EQ(c.kafka.properties.at("sasl.mechanism"), "PLAIN");
   EXPECT_EQ(c.kafka.properties.at("client.id"), "x");
   EXPECT_EQ(c.kafka.consumer_group, "limitsd-zone-b");  // derived after --set
@@ -406,7 +459,7 @@ policy_max_streams = { p = 2 }
   ASSERT_EQ(o->size(), 2u);
   EXPECT_EQ(o->at("tenant-a").max_global_streams_per_user, 20000u);
   EXPECT_DOUBLE_EQ(*o->at("b").ingestion_burst_size_mb, 1.0);
-  EXPECT_EQ(o->at("b").policy_max_streams->at("p"), 2u);
+  EXPECT_EQ(o->at("b").policy_override_limits->at("p").max_global_streams_per_user, 2u);
 }
 
 TEST(OverridesFileTest, ErrorsNameKeyAndLine) {

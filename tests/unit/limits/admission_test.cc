@@ -42,7 +42,8 @@ TEST(PoolShareTest, SharesOverAllNodesOvershootByLessThanTheNodeCount) {
 TEST(AdmissionTest, PoliciesWithTheirOwnLimitHaveTheirOwnBucket) {
   TenantLimits limits;
   limits.max_global_streams_per_user = 2;
-  limits.policy_max_streams = {{"gold", 1}, {"free", 0}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 1}},
+                                   {"free", {.max_global_streams_per_user = 0}}};
   Admission a(limits, 64, 64);
   EXPECT_EQ(a.BucketOf(""), Admission::kDefaultBucket);
   EXPECT_EQ(a.BucketOf("bronze"), Admission::kDefaultBucket);  // no own limit: default bucket

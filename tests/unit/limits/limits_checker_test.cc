@@ -40,7 +40,14 @@ class LimitsCheckerTest : public ::testing::Test {
     defaults.ingestion_rate_mb = 1;          // 1 MiB/s over all partitions
     defaults.ingestion_burst_size_mb = 0.5;  // 512 KiB
     std::map<std::string, TenantOverrides> tenants;
-    tenants["gold"].policy_max_streams = std::map<std::string, uint64_t>{{"gold", 1}};
+    tenants["gold"].policy_override_limits = std::map<std::string, PolicyLimits>{{"gold", {.max_global_streams_per_user = 1}}};
+    // Loki's TestIngestionRateStrategy_PolicyOverride shapes (pkg/distributor), in MiB.
+    tenants["pol"].policy_override_limits = std::map<std::string, PolicyLimits>{
+        {"big", {.ingestion_rate_mb = 4, .ingestion_burst_size_mb = 2}},
+        {"ops", {.ingestion_rate_mb = 4}},  // no burst of its own: the tenant's
+        {"blocked", {.ingestion_rate_mb = 4, .ingestion_burst_size_mb = 0}},
+        {"inherit", {.inherit_limits = true}},
+        {"streams-only", {.max_global_streams_per_user = 10}}};
     tenants["free"].max_global_streams_per_user = 0;
     tenants["free"].ingestion_rate_mb = 0;
     limits_ = std::make_unique<LimitsProvider>(defaults, tenants);
@@ -132,7 +139,31 @@ TEST_F(LimitsCheckerTest, PolicyOverridesHaveTheirOwnLimit) {
   EXPECT_TRUE(Check("gold", {3, 4, 5, 6}).empty());  // the default bucket is separate
 }
 
-TEST_F(LimitsCheckerTest, RateLimitRejectsTheRequestWithReasonThreeAndRefills) {
+// Issue 26 item 2 (Loki #22435, #23751): a policy with a rate of its own draws its streams'
+// bytes from its own bucket — its burst, else the tenant's — and not from the tenant's; a
+// request is taken from all its buckets or from none.
+TEST_F(LimitsCheckerTest, Issue26_PolicyRateOverridesHaveBucketsOfTheirOwn) {
+  using Pairs_ = std::vector<std::pair<uint64_t, Reason>>;
+  EXPECT_EQ(Pairs(Check("pol", {1}, 600 << 10)), (Pairs_{{1, kReasonRateLimited}}));  // the tenant's 512 KiB
+  EXPECT_TRUE(Check("pol", {2}, 1536 << 10, "big").empty());                          // big's own 2 MiB
+  EXPECT_EQ(Pairs(Check("pol", {3}, 600 << 10, "ops")), (Pairs_{{3, kReasonRateLimited}}));  // the tenant's burst
+  EXPECT_TRUE(Check("pol", {4}, 400 << 10, "ops").empty());
+  EXPECT_EQ(Pairs(Check("pol", {5}, 1, "blocked")), (Pairs_{{5, kReasonRateLimited}}));  // burst 0 blocks
+  EXPECT_TRUE(Check("pol", {6}, 400 << 10, "inherit").empty());  // the tenant's figures, its own bucket
+  EXPECT_TRUE(Check("pol", {7}, 400 << 10).empty());              // so the tenant's bucket is still full
+  EXPECT_EQ(Pairs(Check("pol", {8}, 400 << 10, "streams-only")),   // a stream limit alone: the tenant's bucket
+            (Pairs_{{8, kReasonRateLimited}}));
+  // Both buckets or neither: "blocked" cannot take its byte, so the 100 KiB the tenant's
+  // bucket gave (of the 112 KiB it holds) go back.
+  std::vector<StreamUpdate> mixed = {{.stream_hash = 9, .bytes = 1, .policy = "blocked"},
+                                     {.stream_hash = 10, .bytes = 100 << 10, .policy = ""}};
+  std::vector<Rejection> out;
+  ASSERT_TRUE(checker_->ExceedsLimits("pol", mixed, &out).ok());
+  EXPECT_EQ(Pairs(out), (Pairs_{{9, kReasonRateLimited}, {10, kReasonRateLimited}}));
+  EXPECT_TRUE(Check("pol", {11}, 110 << 10).empty());
+}
+
+TEST_F(LimitsCheckerTest, RateLimitRejectsTheRequestWithReason1001AndRefills) {
   // Burst 512 KiB: a 600 KiB request never fits; 400 KiB does, once.
   EXPECT_EQ(Pairs(Check("t", {1, 2}, 300 << 10)), (std::vector<std::pair<uint64_t, Reason>>{
                                                       {1, kReasonRateLimited}, {2, kReasonRateLimited}}));
@@ -232,12 +263,12 @@ TEST(LimitsProviderTest, OverridesFileWinsAndReloadsReplaceIt) {
   EXPECT_EQ(before->For("zzz").max_global_streams_per_user, 10u);
   std::map<std::string, TenantOverrides> file;
   file["a"].max_global_streams_per_user = 30;
-  file["b"].policy_max_streams = std::map<std::string, uint64_t>{{"p", 1}};
+  file["b"].policy_override_limits = std::map<std::string, PolicyLimits>{{"p", {.max_global_streams_per_user = 1}}};
   provider.SetFileOverrides(file);
   auto after = provider.Current();
   EXPECT_EQ(after->For("a").max_global_streams_per_user, 30u);
   EXPECT_DOUBLE_EQ(after->For("a").ingestion_rate_mb, 2.0);  // the config's override stays under the file's
-  EXPECT_EQ(after->For("b").policy_max_streams.at("p"), 1u);
+  EXPECT_EQ(after->For("b").PolicyMaxStreams("p"), 1u);
   EXPECT_EQ(before->For("a").max_global_streams_per_user, 20u);  // a held snapshot never changes
   provider.SetFileOverrides({});
   EXPECT_EQ(provider.Current()->For("a").max_global_streams_per_user, 20u);

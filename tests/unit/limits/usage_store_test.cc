@@ -318,7 +318,7 @@ TEST_F(UsageStoreTest, StreamsOfUnservedPartitionsAreNotServed) {
 
 TEST_F(UsageStoreTest, PolicyLimitsCountOnlyTheirOwnStreams) {
   TenantLimits limits = Limit(3);
-  limits.policy_max_streams = {{"gold", 2}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 2}}};
   std::vector<uint64_t> gold = {1, 2, 3, 4}, plain = {11, 12, 13, 14}, bronze = {21, 22};
   EXPECT_EQ(Count(Check("a", gold, limits, all_, "gold"), Verdict::kAccepted), 2);
   // "bronze" has no limit of its own: it shares the default bucket with policy-less streams.
@@ -327,6 +327,59 @@ TEST_F(UsageStoreTest, PolicyLimitsCountOnlyTheirOwnStreams) {
   const TenantUsage u = store_->UsageOf("a", all_);
   EXPECT_EQ(u.active_streams, 5u);
   EXPECT_EQ(u.active_by_policy, (std::map<std::string, uint64_t>{{"", 1}, {"bronze", 2}, {"gold", 2}}));
+}
+
+// Loki's TestUsageStore_PolicyBasedStreamLimits (pkg/limits/store_test.go), its four cases
+// with the same limits and pushes; Loki runs them on one partition, where its per-partition
+// limit is the global one, as this node's pool of every partition is.
+TEST_F(UsageStoreTest, Issue26_LokisPolicyBasedStreamLimitsCases) {
+  auto hashes = [](uint64_t first, uint64_t last) {
+    std::vector<uint64_t> out;
+    for (uint64_t h = first; h <= last; ++h) out.push_back(h);
+    return out;
+  };
+  auto counts = [](const std::vector<Verdict>& v) {
+    return std::pair<int, int>{Count(v, Verdict::kAccepted), Count(v, Verdict::kMaxStreams)};
+  };
+  {  // policy-specific stream limits override default limits (streams without a policy)
+    TenantLimits l = Limit(10);
+    l.policy_override_limits = {{"high-priority", {.max_global_streams_per_user = 5}},
+                                {"low-priority", {.max_global_streams_per_user = 3}}};
+    EXPECT_EQ(counts(Check("t1", hashes(1, 11), l, all_)), (std::pair<int, int>{10, 1}));
+  }
+  {  // streams with different policies tracked separately
+    TenantLimits l = Limit(10);
+    l.policy_override_limits = {{"high-priority", {.max_global_streams_per_user = 3}},
+                                {"low-priority", {.max_global_streams_per_user = 2}}};
+    EXPECT_EQ(counts(Check("t2", hashes(1, 4), l, all_, "high-priority")), (std::pair<int, int>{3, 1}));
+    EXPECT_EQ(counts(Check("t2", hashes(5, 7), l, all_, "low-priority")), (std::pair<int, int>{2, 1}));
+  }
+  {  // default streams tracked separately from policy streams
+    TenantLimits l = Limit(5);
+    l.policy_override_limits = {{"special-policy", {.max_global_streams_per_user = 3}}};
+    EXPECT_EQ(counts(Check("t3", hashes(1, 6), l, all_)), (std::pair<int, int>{5, 1}));
+    EXPECT_EQ(counts(Check("t3", hashes(7, 10), l, all_, "special-policy")), (std::pair<int, int>{3, 1}));
+    EXPECT_EQ(counts(Check("t3", hashes(11, 11), l, all_)), (std::pair<int, int>{0, 1}));
+  }
+  {  // policies without custom limits use the default bucket
+    TenantLimits l = Limit(4);
+    l.policy_override_limits = {{"custom-policy", {.max_global_streams_per_user = 2}}};
+    EXPECT_EQ(counts(Check("t4", hashes(1, 3), l, all_, "custom-policy")), (std::pair<int, int>{2, 1}));
+    EXPECT_EQ(counts(Check("t4", hashes(4, 8), l, all_, "other-policy")), (std::pair<int, int>{4, 1}));
+  }
+}
+
+// Loki #23751: inherit_limits gives the policy a bucket of its own at the tenant's limit, so
+// its streams no longer share (and halve) the default bucket; a policy with only a rate of
+// its own still counts in the default bucket.
+TEST_F(UsageStoreTest, Issue26_InheritLimitsIsABucketOfItsOwnAtTheTenantsLimit) {
+  TenantLimits l = Limit(4);
+  l.policy_override_limits = {{"inherit", {.inherit_limits = true}}, {"rate-only", {.ingestion_rate_mb = 1.0}}};
+  EXPECT_EQ(Count(Check("a", {1, 2, 3, 4, 5}, l, all_, "inherit"), Verdict::kAccepted), 4);
+  EXPECT_EQ(Count(Check("a", {11, 12, 13}, l, all_), Verdict::kAccepted), 3);
+  EXPECT_EQ(Count(Check("a", {21, 22}, l, all_, "rate-only"), Verdict::kAccepted), 1);  // shares the default's 4
+  const TenantUsage u = store_->UsageOf("a", all_);
+  EXPECT_EQ(u.active_by_policy, (std::map<std::string, uint64_t>{{"", 3}, {"inherit", 4}, {"rate-only", 1}}));
 }
 
 TEST_F(UsageStoreTest, RecordsFromOtherZonesCountTowardTheLimit) {
@@ -624,7 +677,7 @@ TEST_F(UsageStoreTest, BadRequestsAreRejected) {
 // under no policy, in the default bucket; its neighbours are answered as usual.
 TEST_F(UsageStoreTest, Item1_PoliciesNotKeptCountUnderNoPolicyAndFailNothing) {
   TenantLimits limits = Limit(3);
-  limits.policy_max_streams = {{"gold", 1}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 1}}};
   const std::string long_policy(256, 'p');
   std::vector<StreamUpdate> u = {{.stream_hash = HashIn(0, 1), .bytes = 1, .policy = long_policy},
                                  {.stream_hash = HashIn(1, 1), .bytes = 1, .policy = "\xc3\x28"},  // not UTF-8
@@ -652,7 +705,7 @@ TEST_F(UsageStoreTest, Item1_PoliciesNotKeptCountUnderNoPolicyAndFailNothing) {
 // admission there; it leaves a place in the bucket it came from.
 TEST_F(UsageStoreTest, Item2_APolicyChangeIsAnAdmissionIntoTheNewBucket) {
   TenantLimits limits = Limit(40);
-  limits.policy_max_streams = {{"gold", 10}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 10}}};
   std::vector<uint64_t> forty;
   for (uint64_t i = 0; i < 40; ++i) forty.push_back(HashIn(static_cast<int32_t>(i % kPartitions), i));
   EXPECT_EQ(Count(Check("a", forty, limits, all_), Verdict::kAccepted), 40);
@@ -684,7 +737,7 @@ TEST_F(UsageStoreTest, Item2_APolicyChangeIsAnAdmissionIntoTheNewBucket) {
 // in its new bucket) and logged before the answer.
 TEST_F(UsageStoreTest, Item2_AMoveIsProducedAndLoggedLikeANewStream) {
   TenantLimits limits = Limit(10);
-  limits.policy_max_streams = {{"gold", 10}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 10}}};
   std::vector<uint32_t> produced;
   Check("a", {HashIn(1, 1)}, limits, all_, "", &produced);
   EXPECT_EQ(produced.size(), 1u);
@@ -705,7 +758,7 @@ TEST_F(UsageStoreTest, Item2_AMoveIsProducedAndLoggedLikeANewStream) {
 TEST_F(UsageStoreTest, Item3_NamesBeyondTheCapCountUnderNoPolicyButLimitedNamesAreAlwaysKept) {
   Open(kPartitions, /*max_policies=*/2);
   TenantLimits limits = Limit(100);
-  limits.policy_max_streams = {{"gold", 2}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 2}}};
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(Check("a", {HashIn(0, static_cast<uint64_t>(i))}, limits, all_, "junk-" + std::to_string(i))[0],
               Verdict::kAccepted);
@@ -791,7 +844,7 @@ TEST_F(UsageStoreTest, Item4_TenantsAreBoundedAndWhatIsOverTheBoundIsAnsweredNot
 // returns; reopening without a flush (what a crash leaves) finds them.
 TEST_F(UsageStoreTest, Item5_AdmissionsSurviveACrashBeforeTheFlush) {
   TenantLimits limits = Limit(10);
-  limits.policy_max_streams = {{"gold", 5}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 5}}};
   std::vector<uint64_t> hashes;
   for (uint64_t i = 0; i < 10; ++i) hashes.push_back(i);  // over every partition
   EXPECT_EQ(Count(Check("a", hashes, limits, all_), Verdict::kAccepted), 10);
@@ -866,7 +919,7 @@ TEST_F(UsageStoreTest, CountsEqualAFullScanUnderARandomWorkload) {
   const std::vector<std::string> tenants = {"a", "b", "c"};
   const std::vector<std::string> policies = {"", "gold", "silver"};
   TenantLimits limits = Limit(40);
-  limits.policy_max_streams = {{"gold", 10}};
+  limits.policy_override_limits = {{"gold", {.max_global_streams_per_user = 10}}};
   std::vector<int64_t> offsets(kPartitions, 0);
   for (int round = 0; round < 300; ++round) {
     const int op = static_cast<int>(rng() % 10);

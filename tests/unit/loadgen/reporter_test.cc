@@ -81,7 +81,7 @@ TEST(ReporterTest, TextLinesAlignWithTheHeaderAndCountPerSecond) {
   EXPECT_THAT(summary, HasSubstr("summary: 1.5 s (ended by signal)"));
   EXPECT_THAT(summary, HasSubstr("2000 records (1333/s), delivered 1980, delivery failed 0, undelivered 3"));
   EXPECT_THAT(summary, HasSubstr("150 requests (100/s), 0 errors; 15000 streams (10000/s): accepted 1490, rejected: "
-                                 "0 failed (1), 13500 max streams (2), 10 rate limited (3)"));
+                                 "0 failed (1), 13500 max streams (2), 10 rate limited (1001)"));
 }
 
 TEST(ReporterTest, JsonLinesAndSummary) {

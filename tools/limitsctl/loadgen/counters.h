@@ -21,7 +21,7 @@ struct LoadCounters {
   std::atomic<uint64_t> records_failed{0};     // delivery failed, or refused by librdkafka
 
   // ExceedsLimits load: requests answered OK, the streams they carried, those rejected by
-  // reason (index 1 failed, 2 max streams, 3 rate limited, 0 any other reason).
+  // reason (index 1 failed, 2 max streams, 3 rate limited — reason 1001 —, 0 any other reason).
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> request_errors{0};
   std::atomic<uint64_t> streams{0};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config/units.h"
+#include "limits/reason.h"
 
 namespace limits::loadgen {
 namespace {
@@ -180,7 +181,10 @@ void ExceedsLoad::CallOnce(Method method, proto::IngestLimits::Stub& stub, Calle
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   counters_.streams.fetch_add(picked.streams.size(), std::memory_order_relaxed);
   for (const proto::ExceedsLimitsResult& r : exceeds_response.results()) {
-    const uint32_t reason = r.reason() >= 1 && r.reason() <= 3 ? r.reason() : 0;
+    // Counted at 1 failed, 2 max streams, 3 rate limited (limitsd's 1001), 0 any other reason.
+    const uint32_t reason = r.reason() == kReasonRateLimited             ? 3
+                            : r.reason() == 1 || r.reason() == 2 ? r.reason()
+                                                                 : 0;
     counters_.rejected[reason].fetch_add(1, std::memory_order_relaxed);
   }
   counters_.exceeds_latency.Record(static_cast<uint64_t>(micros));

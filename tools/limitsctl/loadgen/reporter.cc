@@ -52,7 +52,7 @@ void Reporter::Header() {
   if (shown_.produce) h += "  PRODUCED/S  DELIVERED/S  DELIVERY_FAILED";
   if (shown_.exceeds) {
     h += "  REQUESTS/S  ERRORS  STREAMS/S  ACCEPTED/S";
-    h += "  REJECTED/S: 1_FAILED  2_MAX_STREAMS  3_RATE_LIMITED  P50_MS  P99_MS";
+    h += "  REJECTED/S: 1_FAILED  2_MAX_STREAMS  1001_RATE_LIMITED  P50_MS  P99_MS";
   }
   if (shown_.updates) h += "  UPDATES/S  U_ERRORS  U_P99_MS";
   std::fprintf(out_, "%s\n", h.c_str());
@@ -109,8 +109,8 @@ void Reporter::Line(Clock::time_point now) {
       line += buf;
     }
     if (shown_.exceeds) {
-      // Other reasons (not 1-3) are rare enough to show only in the summary and in --json.
-      std::snprintf(buf, sizeof buf, "  %10llu  %6llu  %9llu  %10llu  %20llu  %13llu  %14llu  %6.2f  %6.2f",
+      // Other reasons (not 1, 2 or 1001) are rare enough to show only in the summary and in --json.
+      std::snprintf(buf, sizeof buf, "  %10llu  %6llu  %9llu  %10llu  %20llu  %13llu  %17llu  %6.2f  %6.2f",
                     rate(t.requests - p.requests), static_cast<unsigned long long>(t.request_errors - p.request_errors),
                     rate(streams), rate(streams - rejected_all), rate(rejected[1]), rate(rejected[2]),
                     rate(rejected[3]),
@@ -185,7 +185,7 @@ void Reporter::Summary(Clock::time_point now, uint64_t undelivered, std::string_
     std::fprintf(out_,
                  "  ExceedsLimits: %llu requests (%.0f/s), %llu errors; %llu streams (%.0f/s): accepted %llu, "
                  "rejected: "
-                 "%llu failed (1), %llu max streams (2), %llu rate limited (3)",
+                 "%llu failed (1), %llu max streams (2), %llu rate limited (1001)",
                  u(t.requests), PerSecond(t.requests, secs), u(t.request_errors), u(t.streams),
                  PerSecond(t.streams, secs), u(t.streams - rejected_all), u(t.rejected[1]), u(t.rejected[2]),
                  u(t.rejected[3]));
