@@ -710,7 +710,7 @@ def check_schema(repo):
             items.append({"where": name, "object": obj})
             api_server_rules(name, obj, problems)
     summary = validate_schemas(repo, items, problems)
-    return problems.finish("%s; %s" % (summary, ", ".join(sorted(rendered))))
+    return problems.finish("%s; %s" % (summary or "schemas not checked", ", ".join(sorted(rendered))))
 
 
 # --- kubectl -------------------------------------------------------------------------------
