@@ -8,7 +8,7 @@
 #      limitsctl --help and a live limitsctl read inside it, that the database is on the volume,
 #      that every log line is JSON, and a graceful stop;
 #   4. runs the zone-a StatefulSet's exact arguments with --check-config inside the image,
-#      against the ConfigMap kustomize generates.
+#      against the ConfigMaps kustomize generates (tests/deploy/check_k8s.py materialise_pod).
 # Needs root and the packages podman runc mmdebstrap uidmap (scripts/install-deps.sh). Prints
 # how long each step took. Exit 0 when every check holds.
 set -euo pipefail
@@ -108,23 +108,22 @@ assert lines and not bad, bad[:3]
 grep -q '"msg":"stopped"' "$work/node.log" || fail "no \"stopped\" line after SIGTERM"
 step "stopped gracefully in $((SECONDS - stop_started)) s, exit 0; $(wc -l <"$work/node.log") log lines, all JSON"
 
-# 4. The zone-a StatefulSet's own arguments, with the ConfigMap kubelet would mount.
-mkdir -p "$work/config"
-mapfile -t args < <($python - "$work/config" <<'EOF'
-import re, sys
+# 4. The zone-a StatefulSet's own arguments (the environment expanded as kubelet would, the
+#    brokers from deploy/k8s/settings), with the ConfigMap volume kubelet would mount.
+mkdir -p "$work/pod"
+mapfile -t args < <($python - "$work/pod" <<'EOF'
+import sys
 sys.path.insert(0, "tests/deploy")
-import kustomize_lite
+import check_k8s, kustomize_lite
 objects = kustomize_lite.render("deploy/k8s/zones/zone-a")
-sts = next(o for o in objects if o["kind"] == "StatefulSet")
-cm = next(o for o in objects if o["kind"] == "ConfigMap")
-for key, value in cm["data"].items():
-    open("%s/%s" % (sys.argv[1], key), "w").write(value)
-env = {"POD_NAME": sts["metadata"]["name"] + "-0", "ZONE": sts["spec"]["template"]["metadata"]["labels"]["limitsd/zone"]}
-for arg in sts["spec"]["template"]["spec"]["containers"][0]["args"]:
-    print(re.sub(r"\$\(([A-Za-z_]+)\)", lambda m: env[m.group(1)], arg))
+pod_name, argv, mounts, blockers = check_k8s.materialise_pod(objects, sys.argv[1])
+assert not blockers, blockers
+assert mounts["/etc/limitsd"] == sys.argv[1] + "/config", mounts
+print("\n".join(argv))
 EOF
 )
-check=$("${podman[@]}" run --rm --network none "${ulimits[@]}" -v "$work/config:/etc/limitsd:ro" "$image" \
+[ ${#args[@]} -gt 0 ] || fail "could not render the zone-a StatefulSet's arguments"
+check=$("${podman[@]}" run --rm --network none "${ulimits[@]}" -v "$work/pod/config:/etc/limitsd:ro" "$image" \
   "${args[@]}" --check-config) || fail "the StatefulSet's arguments do not pass --check-config in the image"
 grep -q "zone=zone-a consumer_group=limitsd-zone-a instance_id=limitsd-zone-a-0" <<<"$check" ||
   fail "unexpected identity: $check"

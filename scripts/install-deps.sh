@@ -37,7 +37,13 @@ test_packages=(
   # The memberlist interop test builds a Go peer offline from Debian's Go packages.
   golang-go golang-github-hashicorp-memberlist-dev golang-github-golang-snappy-dev golang-google-protobuf-dev
 )
-if [ "$mode" = all ]; then packages+=("${test_packages[@]}"); fi
+if [ "$mode" = all ]; then
+  packages+=("${test_packages[@]}")
+  # tests/deploy's schema check runs on Node.js with packages from the npm registry. A
+  # machine that has node and npm from elsewhere (NodeSource's nodejs bundles npm) keeps them;
+  # otherwise Debian's.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -68,4 +74,7 @@ fi
 if [ "$mode" = all ]; then
   # Apache Kafka's broker jars (Maven Central), cached outside the build tree; once per version.
   "$(dirname "$0")/kafka-dev.sh" fetch >/dev/null
+  # The Kubernetes and Prometheus Operator schemas (npm, pinned by tests/deploy/k8s-schema's
+  # package-lock.json), cached outside the build tree; once per lockfile.
+  "$(dirname "$0")/../tests/deploy/k8s-schema/install.sh" >/dev/null
 fi

@@ -1,7 +1,8 @@
 """Renders a kustomization the way `kubectl kustomize` (kustomize v5) does, for exactly the
-features deploy/k8s uses: resources (files and directories), configMapGenerator (files, with
-kustomize's content-hash suffix), nameSuffix (and the references to renamed resources),
-labels (with includeSelectors) and replacements. Anything else is an error, not a silent
+features deploy/k8s uses: resources (files and directories), components, configMapGenerator
+(files and literals, with kustomize's content-hash suffix), JSON 6902 patches selected by
+kind, nameSuffix (and the references to renamed resources), labels (with includeSelectors),
+images and replacements, in kustomize's order. Anything else is an error, not a silent
 difference: CI machines without a recent kubectl still validate the overlays with this, and
 where kubectl exists check_k8s.py asserts both render the same objects.
 """
@@ -13,7 +14,8 @@ import os
 
 import yaml
 
-SUPPORTED_KEYS = {"apiVersion", "kind", "resources", "configMapGenerator", "nameSuffix", "labels", "replacements"}
+SUPPORTED_KEYS = {"apiVersion", "kind", "resources", "components", "configMapGenerator", "patches", "nameSuffix",
+                  "labels", "images", "replacements"}
 
 # Where kustomize's label transformer writes with includeSelectors, besides every object's
 # metadata.labels: kustomize's commonLabels field specs for the kinds deploy/k8s uses, as
@@ -34,8 +36,11 @@ SELECTOR_PATHS = {
 
 # References kustomize updates when the referenced object is renamed: kind -> paths in the
 # referring objects, by referring kind.
+_CONTAINERS = [["spec", "template", "spec", kind, []] for kind in ("containers", "initContainers")]
 NAME_REFERENCES = {
-    "ConfigMap": {"StatefulSet": [["spec", "template", "spec", "volumes", [], "configMap", "name"]]},
+    "ConfigMap": {"StatefulSet": [["spec", "template", "spec", "volumes", [], "configMap", "name"]]
+                  + [c + ["env", [], "valueFrom", "configMapKeyRef", "name"] for c in _CONTAINERS]
+                  + [c + ["envFrom", [], "configMapRef", "name"] for c in _CONTAINERS]},
     "Service": {"StatefulSet": [["spec", "serviceName"]]},
 }
 
@@ -144,7 +149,9 @@ def _rename(objects, obj, new_name):
                     parent[key] = new_name
 
 
-def _load(directory):
+def _load(directory, accumulated=None):
+    """The objects of the kustomization in `directory`; a Component's transforms `accumulated`,
+    the objects of the kustomization that lists it."""
     path = os.path.join(directory, "kustomization.yaml")
     if not os.path.exists(path):
         raise KustomizeError("no kustomization.yaml in %s" % directory)
@@ -153,8 +160,13 @@ def _load(directory):
     unsupported = set(k) - SUPPORTED_KEYS
     if unsupported:
         raise KustomizeError("%s: kustomize_lite does not implement %s" % (path, ", ".join(sorted(unsupported))))
+    component = k.get("kind") == "Component"
+    if component != (accumulated is not None):
+        raise KustomizeError("%s: a %s cannot be used as a %s" % (
+            path, k.get("kind", "Kustomization"), "component" if accumulated is not None else "resource"))
 
-    objects = []
+    # kustomize's order: resources, components, generators, then the transformers.
+    objects = accumulated if component else []
     for res in k.get("resources", []):
         full = os.path.normpath(os.path.join(directory, res))
         if os.path.isdir(full):
@@ -162,15 +174,25 @@ def _load(directory):
         else:
             with open(full) as f:
                 objects.extend(_Object(d) for d in yaml.safe_load_all(f) if d)
+    for comp in k.get("components", []):
+        _load(os.path.normpath(os.path.join(directory, comp)), objects)
     for gen in k.get("configMapGenerator", []):
-        if set(gen) - {"name", "files"}:
-            raise KustomizeError("%s: configMapGenerator supports name and files only" % path)
+        if set(gen) - {"name", "files", "literals"}:
+            raise KustomizeError("%s: configMapGenerator supports name, files and literals only" % path)
         data = {}
         for name in gen.get("files", []):
             with open(os.path.join(directory, name)) as f:
                 data[os.path.basename(name)] = f.read()
+        for literal in gen.get("literals", []):
+            key, sep, value = literal.partition("=")
+            if not sep:
+                raise KustomizeError("%s: literal %r is not key=value" % (path, literal))
+            data[key] = value
         objects.append(_Object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": gen["name"]},
                                 "data": data}, generated=True))
+
+    for patch in k.get("patches", []):
+        _patch(objects, patch, path)
 
     suffix = k.get("nameSuffix", "")
     if suffix:
@@ -190,6 +212,14 @@ def _load(directory):
                         parent[key] = {}
                     parent[key].update(entry["pairs"])
 
+    for image in k.get("images", []):
+        if set(image) - {"name", "newName", "newTag"}:
+            raise KustomizeError("%s: images supports name, newName and newTag only" % path)
+        for obj in objects:
+            for containers in _CONTAINERS:
+                for parent, key in _walk(obj.doc, containers + ["image"]):
+                    parent[key] = _set_image(parent[key], image)
+
     for rep in k.get("replacements", []):
         source = rep["source"]
         matches = [o for o in objects if o.kind == source["kind"]]
@@ -206,6 +236,62 @@ def _load(directory):
                 for fp in target["fieldPaths"]:
                     _set(obj.doc, _parse_field_path(fp), copy.deepcopy(value), create)
     return objects
+
+
+def _split_image(image):
+    """(name, tag or None, digest or None) of an image reference."""
+    name, digest = (image.split("@", 1) + [None])[:2]
+    colon = name.rfind(":")
+    if colon > name.rfind("/"):
+        return name[:colon], name[colon + 1:], digest
+    return name, None, digest
+
+
+def _set_image(image, entry):
+    """kustomize's image transformer for one entry: a matching name gets newName and newTag."""
+    name, tag, digest = _split_image(image)
+    if name != entry["name"]:
+        return image
+    name = entry.get("newName", name)
+    if "newTag" in entry:
+        return "%s:%s" % (name, entry["newTag"])
+    return name + (":" + tag if tag else "") + ("@" + digest if digest else "")
+
+
+def _patch(objects, patch, path):
+    """A `patches` entry holding an inline JSON 6902 patch (add, replace, remove) for the
+    objects of target's kind (and name, if given)."""
+    if set(patch) - {"target", "patch"} or set(patch.get("target", {})) - {"kind", "name"}:
+        raise KustomizeError("%s: patches supports an inline patch with a target kind and name only" % path)
+    ops = yaml.safe_load(patch["patch"])
+    if not isinstance(ops, list):
+        raise KustomizeError("%s: kustomize_lite implements JSON 6902 patches only" % path)
+    target = patch["target"]
+    for obj in objects:
+        if obj.kind != target["kind"] or target.get("name", obj.doc["metadata"]["name"]) != obj.doc["metadata"]["name"]:
+            continue
+        for op in ops:
+            if op["op"] not in ("add", "replace", "remove") or set(op) - {"op", "path", "value"}:
+                raise KustomizeError("%s: unsupported patch operation %r" % (path, op))
+            parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+            parent = _get(obj.doc, [int(p) if p.isdigit() else p for p in parts[:-1]])
+            last = parts[-1]
+            if isinstance(parent, list):
+                index = len(parent) if last == "-" else int(last)
+                if op["op"] == "add":
+                    parent.insert(index, copy.deepcopy(op["value"]))
+                elif op["op"] == "replace":
+                    parent[index] = copy.deepcopy(op["value"])
+                else:
+                    del parent[index]
+            elif isinstance(parent, dict) and (op["op"] == "add" or last in parent):
+                if op["op"] == "remove":
+                    del parent[last]
+                else:
+                    parent[last] = copy.deepcopy(op["value"])
+            else:
+                raise KustomizeError("%s: patch path %s does not exist in %s %s" % (
+                    path, op["path"], obj.kind, obj.doc["metadata"]["name"]))
 
 
 def render(directory):
