@@ -74,6 +74,8 @@ fi
 if [ "$mode" = all ]; then
   # Apache Kafka's broker jars (Maven Central), cached outside the build tree; once per version.
   "$(dirname "$0")/kafka-dev.sh" fetch >/dev/null
+  # Kafka 3.9.2 for the SCRAM test (Debian's librdkafka 2.0.2 fails SCRAM against Kafka 4).
+  LIMITSD_KAFKA_VERSION=3.9.2 "$(dirname "$0")/kafka-dev.sh" fetch >/dev/null
   # The Kubernetes and Prometheus Operator schemas (npm, pinned by tests/deploy/k8s-schema's
   # package-lock.json), cached outside the build tree; once per lockfile.
   "$(dirname "$0")/../tests/deploy/k8s-schema/install.sh" >/dev/null

@@ -10,8 +10,9 @@
 #                                      bootstrap address (host:port) on stdout. With --owner-pid
 #                                      the broker is stopped when process P exits (test fixtures).
 #                                      With --sasl-ssl it also listens SASL_SSL (certificates
-#                                      made with openssl in D/tls, CA D/tls/ca.pem; SASL PLAIN,
-#                                      user limitsd, password plain-secret); `sasl-bootstrap`
+#                                      made with openssl in D/tls, CA D/tls/ca.pem; user limitsd:
+#                                      SASL PLAIN with password plain-secret, SCRAM-SHA-256 and
+#                                      SCRAM-SHA-512 with scram-secret); `sasl-bootstrap`
 #                                      prints its address.
 #   kafka-dev.sh stop [--dir D]        stops it cleanly (SIGTERM, then SIGKILL after 30 s) and
 #                                      removes its log dir.
@@ -22,6 +23,8 @@
 # D defaults to $LIMITSD_KAFKA_DIR or ${TMPDIR:-/tmp}/limitsd-kafka-dev. The jar cache is
 # $LIMITSD_KAFKA_CACHE, else /var/cache/limitsd/kafka when writable (root, CI), else
 # ${XDG_CACHE_HOME:-~/.cache}/limitsd/kafka; one subdirectory per Kafka version and pom.
+# LIMITSD_KAFKA_VERSION picks another Kafka than the pom's (e.g. 3.9.2: Debian's librdkafka
+# 2.0.2 authenticates with SCRAM against 3.x only, see README "Security").
 # Broker settings are for tests: group.initial.rebalance.delay.ms=0, 1 MiB segments and a
 # retention check every second (retention and DeleteRecords move the log start quickly),
 # session timeouts down to 500 ms, no topic auto-creation, WARN-level logs in D/server.log.
@@ -29,7 +32,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pom="$root/tests/kafka/pom.xml"
-kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")"
+kafka_version="${LIMITSD_KAFKA_VERSION:-$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")}"
 
 die() { echo "kafka-dev: $*" >&2; exit 1; }
 
@@ -55,7 +58,8 @@ fetch() {
   local tmp
   tmp="$(mktemp -d "$(dirname "$libs")/libs.XXXXXX")"
   # (-q still prints bare colour resets: strip escapes and empty lines, keep any error.)
-  if ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1 |
+  if ! mvn -q -B -f "$pom" dependency:copy-dependencies -Dkafka.version="$kafka_version" -DincludeScope=runtime \
+       -DoutputDirectory="$tmp" 2>&1 |
        sed 's/\x1b\[[0-9;]*m//g' | { grep -v '^[[:space:]]*$' || true; } >&2; then
     rm -rf "$tmp"
     die "mvn could not fetch org.apache.kafka:kafka_2.13:$kafka_version (see above)"
@@ -144,8 +148,10 @@ log.segment.delete.delay.ms=0
 EOF
   if [ -n "$sasl_ssl" ]; then
     cat >>"$dir/server.properties" <<EOF
-sasl.enabled.mechanisms=PLAIN
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_limitsd="plain-secret";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.ssl.keystore.type=PEM
 listener.name.sasl_ssl.ssl.keystore.location=$dir/tls/keystore.pem
 EOF
@@ -176,8 +182,14 @@ launch() {
   cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
   # A leading '-' would be read as an option by kafka-storage (1 start in 64 failed so).
   cluster_id="A${cluster_id#?}"
+  local scram=()
+  # SCRAM users live in the cluster metadata: written at format time.
+  if [ -n "$sasl_ssl" ]; then
+    scram=(--add-scram 'SCRAM-SHA-256=[name=limitsd,password=scram-secret]'
+           --add-scram 'SCRAM-SHA-512=[name=limitsd,password=scram-secret]')
+  fi
   java -cp "$libs/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool \
-    format -t "$cluster_id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
+    format -t "$cluster_id" -c "$dir/server.properties" "${scram[@]}" >"$dir/format.log" 2>&1 ||
     die "formatting the log dir failed: $(tail -5 "$dir/format.log")"
   # A JVM sized for tests; its own session, so a signal to the caller's group spares it.
   setsid java -Xms128m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \

@@ -40,13 +40,14 @@ std::string UniqueTopic(const std::string& prefix) {
   return prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(n.fetch_add(1));
 }
 
-Result<std::unique_ptr<RealKafka>> RealKafka::Start(bool sasl_ssl) {
+Result<std::unique_ptr<RealKafka>> RealKafka::Start(bool sasl_ssl, const std::string& kafka_version) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/limitsd-realkafka-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) return Status::IOError("mkdtemp " + pattern);
   const std::string dir = pattern;
   std::vector<std::string> argv = {LIMITSD_KAFKA_DEV_SCRIPT, "start", "--dir", dir, "--owner-pid",
                                    std::to_string(getpid())};
+  if (!kafka_version.empty()) argv.insert(argv.begin(), {"/usr/bin/env", "LIMITSD_KAFKA_VERSION=" + kafka_version});
   if (sasl_ssl) argv.push_back("--sasl-ssl");
   RunResult r = RunProgram(argv);
   if (r.exit_code != 0) {

@@ -19,8 +19,9 @@ namespace limits::testing {
 class RealKafka {
  public:
   // Fetches the jars if needed (Maven) and starts the broker; fails with the script's error.
-  // With `sasl_ssl` it also listens SASL_SSL (kafka-dev.sh start --sasl-ssl).
-  static Result<std::unique_ptr<RealKafka>> Start(bool sasl_ssl = false);
+  // With `sasl_ssl` it also listens SASL_SSL (kafka-dev.sh start --sasl-ssl); a non-empty
+  // `kafka_version` runs that Kafka instead of the pom's (LIMITSD_KAFKA_VERSION).
+  static Result<std::unique_ptr<RealKafka>> Start(bool sasl_ssl = false, const std::string& kafka_version = "");
   ~RealKafka();
   RealKafka(const RealKafka&) = delete;
   RealKafka& operator=(const RealKafka&) = delete;
@@ -29,7 +30,7 @@ class RealKafka {
   // The broker's directory: server.properties, server.log.
   const std::string& dir() const { return dir_; }
   // With sasl_ssl: the SASL_SSL listener and the CA of its certificate. Users: limitsd with
-  // plain-secret (PLAIN).
+  // plain-secret (PLAIN) and scram-secret (SCRAM-SHA-256 and -512).
   std::string sasl_bootstrap() const;
   std::string ca_file() const { return dir_ + "/tls/ca.pem"; }
 
