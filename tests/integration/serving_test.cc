@@ -475,5 +475,38 @@ TEST_F(ServingTest, Issue26_CheckLimitsAndShardIsUnimplemented) {
   EXPECT_THAT(r.out, HasSubstr("UNIMPLEMENTED"));
 }
 
+// A call the client cancels before its request arrives reaches the handler with an empty body;
+// it is counted as cancelled, not as a client error ("tenant is required"), which loadgen's
+// last call of every run added to limitsd_grpc_requests_total (issue 26 item 7: 501 of 500).
+TEST_F(ServingTest, Issue26_CallsCancelledBeforeTheirRequestArrivedAreNotInvalidArguments) {
+  StartNode();
+  ASSERT_TRUE(WaitFor([&] { return AllReady(*node_); }, 60s));
+  testing::RunResult r = testing::RunProgram(
+      {"/usr/bin/python3", "-c",
+       "import grpc, sys\n"
+       "ch = grpc.insecure_channel(sys.argv[1])\n"
+       "grpc.channel_ready_future(ch).result(timeout=10)\n"
+       "call = ch.unary_unary('/proto.IngestLimits/ExceedsLimits')\n"
+       "req = b'\\x0a\\x01t' + b'\\x12\\x02\\x08\\x01' * 20000\n"
+       "for i in range(300):\n"
+       "    call.future(req).cancel()\n"
+       "print('done')\n",
+       "127.0.0.1:" + std::to_string(node_->grpc_port())});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string scrape;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        scrape = HttpGet(node_->http_port(), "/metrics").body;
+        const auto m = testing::ParsePrometheusText(scrape);
+        return m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "Canceled"}}) +
+                       m.Value("limitsd_grpc_requests_total", {{"method", "ExceedsLimits"}, {"code", "OK"}}) >=
+                   1 &&
+               m.Value("loki_inflight_requests", {{"method", "gRPC"}, {"route", "/proto.IngestLimits/ExceedsLimits"}}) == 0;
+      },
+      30s))
+      << scrape;
+  EXPECT_THAT(scrape, ::testing::Not(HasSubstr("code=\"InvalidArgument\",method=\"ExceedsLimits\"")));
+}
+
 }  // namespace
 }  // namespace limits

@@ -8,6 +8,9 @@
 namespace limits::loadgen {
 namespace {
 
+// How long Stop() lets calls in flight finish before it cancels them.
+constexpr std::chrono::milliseconds kStopGrace{1000};
+
 constexpr size_t kMaxConnections = 8;
 
 std::string CodeName(grpc::StatusCode code) {
@@ -102,6 +105,19 @@ void ExceedsLoad::Start(Pacer::Clock::time_point start) {
 
 void ExceedsLoad::Stop() {
   stop_.store(true, std::memory_order_relaxed);
+  // Calls in flight are let finish for a moment and counted: cancelled at once, the node would
+  // still have served (and counted) most of them while the summary left them out.
+  const auto grace_end = std::chrono::steady_clock::now() + kStopGrace;
+  auto in_flight = [this] {
+    for (auto& c : callers_) {
+      std::lock_guard lock(c->mu);
+      if (c->call) return true;
+    }
+    return false;
+  };
+  while (in_flight() && std::chrono::steady_clock::now() < grace_end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   for (auto& c : callers_) {
     std::lock_guard lock(c->mu);
     if (c->call) c->call->TryCancel();
