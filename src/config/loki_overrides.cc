@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "config/config.h"
@@ -92,6 +93,28 @@ bool ValidName(const std::string& name, const char* what, const std::string& pat
   return false;
 }
 
+// `limits[key]` when set and not null; an undefined node otherwise.
+YAML::Node Field(const YAML::Node& limits, const char* key) {
+  YAML::Node n = limits[key];
+  return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// The figures a tenant and a policy share: the keys present become values.
+void ReadFigures(const YAML::Node& limits, const std::string& path, Problems& p, std::optional<uint64_t>* streams,
+                 std::optional<double>* rate, std::optional<double>* burst) {
+  uint64_t count = 0;
+  double mb = 0;
+  if (YAML::Node n = Field(limits, "max_global_streams_per_user"); n.IsDefined()) {
+    if (ReadCount(n, path + ".max_global_streams_per_user", p, &count)) *streams = count;
+  }
+  if (YAML::Node n = Field(limits, "ingestion_rate_mb"); n.IsDefined()) {
+    if (ReadMegabytes(n, path + ".ingestion_rate_mb", p, &mb)) *rate = mb;
+  }
+  if (YAML::Node n = Field(limits, "ingestion_burst_size_mb"); n.IsDefined()) {
+    if (ReadMegabytes(n, path + ".ingestion_burst_size_mb", p, &mb)) *burst = mb;
+  }
+}
+
 // Loki's `inherit_limits: true` (and Go's yaml reads only true/false for a bool).
 bool ReadBool(const YAML::Node& n, const std::string& path, Problems& p, bool* out) {
   if (Plain(n) && (n.Scalar() == "true" || n.Scalar() == "false")) {
@@ -117,46 +140,17 @@ void ReadPolicies(const YAML::Node& policies, const std::string& path, Problems&
       p.Add(policy_path, "expected a map of limits, got " + Describe(limits), limits);
       continue;
     }
-    auto field = [&limits](const char* key) {
-      YAML::Node n = limits[key];
-      return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
-    };
-    uint64_t count = 0;
-    double mb = 0;
-    if (YAML::Node n = field("max_global_streams_per_user"); n.IsDefined()) {
-      if (ReadCount(n, policy_path + ".max_global_streams_per_user", p, &count)) {
-        out_policy.max_global_streams_per_user = count;
-      }
-    }
-    if (YAML::Node n = field("ingestion_rate_mb"); n.IsDefined()) {
-      if (ReadMegabytes(n, policy_path + ".ingestion_rate_mb", p, &mb)) out_policy.ingestion_rate_mb = mb;
-    }
-    if (YAML::Node n = field("ingestion_burst_size_mb"); n.IsDefined()) {
-      if (ReadMegabytes(n, policy_path + ".ingestion_burst_size_mb", p, &mb)) out_policy.ingestion_burst_size_mb = mb;
-    }
-    if (YAML::Node n = field("inherit_limits"); n.IsDefined()) {
+    ReadFigures(limits, policy_path, p, &out_policy.max_global_streams_per_user, &out_policy.ingestion_rate_mb,
+                &out_policy.ingestion_burst_size_mb);
+    if (YAML::Node n = Field(limits, "inherit_limits"); n.IsDefined()) {
       ReadBool(n, policy_path + ".inherit_limits", p, &out_policy.inherit_limits);
     }
   }
 }
 
 void ReadTenant(const YAML::Node& limits, const std::string& path, Problems& p, TenantOverrides* out) {
-  auto field = [&limits](const char* key) {
-    YAML::Node n = limits[key];
-    return n.IsDefined() && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
-  };
-  uint64_t count = 0;
-  double mb = 0;
-  if (YAML::Node n = field("max_global_streams_per_user"); n.IsDefined()) {
-    if (ReadCount(n, path + ".max_global_streams_per_user", p, &count)) out->max_global_streams_per_user = count;
-  }
-  if (YAML::Node n = field("ingestion_rate_mb"); n.IsDefined()) {
-    if (ReadMegabytes(n, path + ".ingestion_rate_mb", p, &mb)) out->ingestion_rate_mb = mb;
-  }
-  if (YAML::Node n = field("ingestion_burst_size_mb"); n.IsDefined()) {
-    if (ReadMegabytes(n, path + ".ingestion_burst_size_mb", p, &mb)) out->ingestion_burst_size_mb = mb;
-  }
-  if (YAML::Node n = field("policy_override_limits"); n.IsDefined()) {
+  ReadFigures(limits, path, p, &out->max_global_streams_per_user, &out->ingestion_rate_mb, &out->ingestion_burst_size_mb);
+  if (YAML::Node n = Field(limits, "policy_override_limits"); n.IsDefined()) {
     if (!n.IsMap()) {
       p.Add(path + ".policy_override_limits", "expected a map of policy -> limits, got " + Describe(n), n);
     } else {
