@@ -59,6 +59,7 @@ inline constexpr int32_t kMaxNumPartitions = 100000;
 inline constexpr int64_t kMaxRateBuckets = 1024;
 inline constexpr int64_t kMaxNumTokens = 8192;
 inline constexpr int64_t kMaxConsumerRestarts = 1000;
+inline constexpr int64_t kMaxReplicationFactor = 32767;  // Kafka's INT16 field
 // Every duration key is at most 2^32 - 1 seconds (~136 years): the usage store keeps its
 // windows and its timestamps in unsigned 32-bit seconds, and the other durations go into
 // clocks and timers (int64 ms, steady_clock ns) where this bound never overflows.
@@ -83,8 +84,20 @@ struct KafkaConfig {
   std::string brokers;
   // Topic of StreamMetadataRecord values, partitioned by stream hash.
   std::string topic = kDefaultTopic;
-  // Partition count of the topic; fixed for the life of the data.
+  // Partition count of the topic; fixed for the life of the data. A topic with another count
+  // is refused at start (and makes /ready fail when found later).
   int32_t num_partitions = kDefaultNumPartitions;
+  // Create the topic when it does not exist (Admin CreateTopics: num_partitions partitions,
+  // cleanup.policy=delete, the two settings below, the broker's defaults for everything else).
+  // Off: an operator creates it; until then the node logs an error and /ready answers 503.
+  // (Loki creates nothing itself: its clients let the broker auto-create the topic.)
+  bool create_topic = false;
+  // Replication factor of the topic create_topic creates; -1: the broker's
+  // default.replication.factor.
+  int32_t create_topic_replication_factor = -1;
+  // retention.ms of the topic create_topic creates; 0: the broker's log.retention.*. At least
+  // windows.active otherwise: a replay reads the whole active window.
+  Millis create_topic_retention{0};
   // Consumer group. Empty in the file means "limitsd-<zone>"; never empty after loading.
   std::string consumer_group;
   // group.instance.id = node.instance_id (KIP-345): a restarted pod rejoins within the

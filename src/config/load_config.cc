@@ -569,6 +569,11 @@ void ReadConfig(Reader& root, Config* c) {
   int64_t partitions = c->kafka.num_partitions;
   kafka.Integer("num_partitions", 1, kMaxNumPartitions, &partitions);
   c->kafka.num_partitions = static_cast<int32_t>(partitions);
+  kafka.Bool("create_topic", &c->kafka.create_topic);
+  int64_t replication = c->kafka.create_topic_replication_factor;
+  kafka.Integer("create_topic_replication_factor", -1, kMaxReplicationFactor, &replication);
+  c->kafka.create_topic_replication_factor = static_cast<int32_t>(replication);
+  kafka.Duration("create_topic_retention", &c->kafka.create_topic_retention);
   kafka.String("consumer_group", &c->kafka.consumer_group);
   kafka.Bool("static_membership", &c->kafka.static_membership);
   kafka.Duration("stall_timeout", &c->kafka.stall_timeout);
@@ -916,6 +921,14 @@ void Validate(const Config& c, Diagnostics* d) {
   }
   if (c.kafka.consumer_restart_window.count() <= 0) {
     err("kafka.consumer_restart_window", "must be positive, got " + FormatDuration(c.kafka.consumer_restart_window));
+  }
+  if (c.kafka.create_topic_replication_factor == 0) {
+    err("kafka.create_topic_replication_factor", "must be -1 (the broker's default) or at least 1, got 0");
+  }
+  if (c.kafka.create_topic_retention.count() > 0 && c.kafka.create_topic_retention < c.windows.active) {
+    err("kafka.create_topic_retention",
+        "must be 0 (the broker's default) or at least windows.active (" + FormatDuration(c.windows.active) +
+            "): a replay reads the whole active window; got " + FormatDuration(c.kafka.create_topic_retention));
   }
   if (c.store.path.empty()) err("store.path", "must not be empty");
   if (c.store.block_cache_bytes < (1u << 20)) err("store.block_cache", "must be at least 1MiB");

@@ -52,6 +52,7 @@ class Consumer::RebalanceHandler final : public RdKafka::RebalanceCb {
       owner_.rebalanced_once_ = true;
       if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
         owner_.OnAssign(*consumer, partitions);
+        if (!owner_.joined_) owner_.LogJoined(partitions.size());
       } else if (err == RdKafka::ERR__REVOKE_PARTITIONS) {
         owner_.OnRevoke(*consumer, partitions);
       } else {
@@ -100,9 +101,12 @@ Consumer::~Consumer() { Stop(); }
 
 Status Consumer::Start() {
   RETURN_IF_ERROR(CreateClient());
-  log::Info("consumer", "joined the consumer group")
+  // Only a request so far: "joined" is logged by the first assignment (LogJoined), which
+  // never comes while the brokers cannot be reached or the topic does not exist.
+  log::Info("consumer", "subscribed; joining the consumer group")
       .Kv("group", options_.group)
       .Kv("topic", options_.topic)
+      .Kv("brokers", options_.brokers)
       .Kv("protocol", "cooperative-sticky")
       .Kv("static_membership", options_.static_membership);
   running_ = true;
@@ -130,6 +134,7 @@ Status Consumer::CreateClient() {
   consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
   if (!consumer_) return Status::InvalidArgument("consumer: " + err);
   rebalanced_once_ = false;
+  joined_ = false;
   our_topic_ = nullptr;
   foreign_assigned_ = false;
   if (Status s = FromKafka(consumer_->subscribe({options_.topic}), "subscribe to " + options_.topic); !s.ok()) {
@@ -674,6 +679,17 @@ void Consumer::TrimWhileReplaying() {
                                      [](const auto& a) { return a.second.state == PartitionState::kReplaying; });
   if (replaying) allocator::TrimArenas();
   trim_.Ran(start, std::chrono::steady_clock::now());
+}
+
+void Consumer::LogJoined(size_t handed) {
+  joined_ = true;
+  log::Info("consumer", "joined the consumer group")
+      .Kv("group", options_.group)
+      .Kv("topic", options_.topic)
+      .Kv("member", consumer_->memberid())
+      .Kv("partitions", handed)
+      .Kv("protocol", "cooperative-sticky")
+      .Kv("static_membership", options_.static_membership);
 }
 
 void Consumer::OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions) {

@@ -199,6 +199,8 @@ class Consumer {
   void TrimWhileReplaying();
   // Logs once each time every assigned partition has become ready.
   void LogReadiness();
+  // The first assignment of the current client: the group join really happened.
+  void LogJoined(size_t handed);
   void OnAssign(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
   void OnRevoke(RdKafka::KafkaConsumer& consumer, std::vector<RdKafka::TopicPartition*>& partitions);
 
@@ -251,6 +253,7 @@ class Consumer {
   bool replayed_since_release_ = false;  // a partition finished replaying since memory was last released
   bool states_changed_ = false;  // a partition was assigned, revoked, or changed state
   bool rebalanced_once_ = false;  // a rebalance callback ran: the group's first join completed
+  bool joined_ = false;           // the current client's join was logged (its first assignment)
   int64_t replay_started_ms_ = 0;  // first plan of the current not-all-ready stretch
   std::chrono::steady_clock::time_point last_apply_, last_commit_, last_progress_;
   // A trim walks every arena's free memory: it waits 50 times what the last one took when

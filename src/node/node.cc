@@ -78,11 +78,22 @@ Status Node::StartParts() {
         .Kv("topic", c.kafka.topic)
         .Kv("partitions", c.kafka.num_partitions);
   } else {
-    // Before anything is opened or joined: a compacted topic is refused (topic_check.h).
-    RETURN_IF_ERROR(kafka::CheckTopic({.brokers = brokers_,
-                                       .topic = c.kafka.topic,
-                                       .client_id = c.node.instance_id,
-                                       .properties = c.kafka.properties}));
+    // Before anything is opened or joined: a topic the node cannot use (compacted, another
+    // partition count) is refused; brokers that do not answer or a missing topic are errors
+    // naming kafka.brokers / kafka.topic, re-checked in the background, and /ready says so
+    // until they are fixed (topic_check.h). With kafka.create_topic the node creates it.
+    ASSIGN_OR_RETURN(topic_, kafka::TopicCheck::Create({.brokers = brokers_,
+                                                        .topic = c.kafka.topic,
+                                                        .client_id = c.node.instance_id,
+                                                        .properties = c.kafka.properties,
+                                                        .num_partitions = c.kafka.num_partitions,
+                                                        .create = c.kafka.create_topic,
+                                                        .replication_factor = c.kafka.create_topic_replication_factor,
+                                                        .retention_ms = c.kafka.create_topic_retention.count(),
+                                                        .timeout = options_.topic_check_timeout,
+                                                        .clock = &clock_}));
+    RETURN_IF_ERROR(topic_->CheckAtStart());
+    topic_->Start(options_.topic_retry_interval, options_.topic_ok_interval);
   }
 
   const Windows windows = WindowsOf(c.windows);
@@ -100,7 +111,18 @@ Status Node::StartParts() {
   dbo.write_buffer_bytes = c.store.write_buffer_bytes;
   dbo.active_window_s = windows.active_s;
   dbo.clock = &clock_;
-  ASSIGN_OR_RETURN(db_, storage::Db::Open(dbo));
+  Result<std::unique_ptr<storage::Db>> db = storage::Db::Open(dbo);
+  if (!db.ok() && storage::Db::IsLockedError(db.status())) {
+    // RocksDB's own words ("data/LOCK: Resource temporarily unavailable") name neither the
+    // key nor the cause: two processes on one data directory.
+    return Status::FailedPrecondition(
+        "store.path \"" + c.store.path +
+        "\" is in use: another process holds its lock (a limitsd already running on this data directory, or a "
+        "limitsctl command that writes, such as compact). Stop that process first, or give this node a store.path "
+        "of its own: each node needs its own data directory. RocksDB said: " + db.status().message());
+  }
+  if (!db.ok()) return db.status();
+  db_ = std::move(*db);
 
   UsageStoreOptions so;
   so.num_partitions = c.kafka.num_partitions;
@@ -327,6 +349,13 @@ http::Response Node::Ready() const {
             "kafka refuses this node's credentials or certificate: " + f->reason + " (check " +
                 kafka::kBrokerAuthKeys + ")\n"};
   }
+  // Nor while the brokers cannot be reached or the topic is missing (or unusable): a
+  // misconfigured kafka.brokers or kafka.topic must not look healthy after wait_assign.
+  if (topic_) {
+    if (std::optional<std::string> problem = topic_->Problem()) {
+      return {503, "text/plain; charset=utf-8", *problem + "\n"};
+    }
+  }
   if (ring_) {
     const ring::LifecyclerStatus rs = ring_->status();
     if (!rs.registered) {
@@ -335,6 +364,18 @@ http::Response Node::Ready() const {
     }
   }
   const Readiness r = partitions_->CheckReadiness();
+  // "Ready with nothing assigned" waits wait_assign for a first assignment, which cannot come
+  // before the topic can be consumed: counted from then, not from the start.
+  if (r.ready && topic_ && partitions_->Snapshot().empty()) {
+    const std::optional<int64_t> usable_since = topic_->usable_since_ms();
+    const int64_t waited_ms = usable_since ? clock_.NowMillis() - *usable_since : 0;
+    if (waited_ms < config_.windows.wait_assign.count()) {
+      return {503, "text/plain; charset=utf-8",
+              "no partitions assigned yet: kafka.topic became usable " + std::to_string(waited_ms / 1000) +
+                  " s ago, and windows.wait_assign waits " +
+                  std::to_string(config_.windows.wait_assign.count() / 1000) + " s for a first assignment\n"};
+    }
+  }
   return {r.ready ? 200 : 503, "text/plain; charset=utf-8", r.reason + "\n"};
 }
 
@@ -344,6 +385,7 @@ void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
   log::Info("node", "stopping");
+  if (topic_) topic_->Stop();  // a request in flight ends within a second
   // Leave the ring first, so frontends stop routing here while this node still answers.
   if (ring_) ring_->Stop();
   if (grpc_) grpc_->Stop();
@@ -383,6 +425,7 @@ void Node::Stop() {
     if (Status s = db_->Close(); !s.ok()) log::Error("node", "closing the database failed").Kv("error", s.ToString());
     db_.reset();
   }
+  topic_.reset();
   embedded_.reset();
   log::Info("node", "stopped");
 }

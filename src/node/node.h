@@ -1,12 +1,13 @@
 // Node: one limitsd process — builds its parts in dependency order from the configuration,
 // starts them, and stops them in the reverse order (Loki's service.go).
-//   start: metrics registry -> [embedded mock Kafka] -> RocksDB -> usage store -> partition
-//          manager -> limits (+ overrides file) -> offset source -> producer -> lifecycler ->
-//          consumer -> evictor -> gRPC (+ health) -> [ring membership: JOINING, ACTIVE] -> HTTP
-//   stop:  [ring: LEAVING, removed] -> gRPC (health NOT_SERVING, no new checks) -> HTTP ->
-//          overrides reloader -> evictor -> consumer (finish the batch, persist, leave the
-//          group) -> lifecycler -> producer (flush) -> store (flush) -> RocksDB -> mock ->
-//          registry
+//   start: metrics registry -> the embedded mock Kafka, or the topic check (and its thread)
+//          -> RocksDB -> usage store -> partition manager -> limits (+ overrides file) ->
+//          offset source -> producer -> lifecycler -> consumer -> evictor -> gRPC (+ health)
+//          -> [ring membership: JOINING, ACTIVE] -> HTTP
+//   stop:  [topic check's thread] -> [ring: LEAVING, removed] -> gRPC (health NOT_SERVING,
+//          no new checks) -> HTTP -> overrides reloader -> evictor -> consumer (finish the
+//          batch, persist, leave the group) -> lifecycler -> producer (flush) -> store (flush)
+//          -> RocksDB -> topic check -> mock -> registry
 #pragma once
 
 #include <memory>
@@ -22,6 +23,7 @@
 #include "kafka/kafka_offset_source.h"
 #include "kafka/mock_cluster.h"
 #include "kafka/producer.h"
+#include "kafka/topic_check.h"
 #include "limits/evictor.h"
 #include "limits/limits_checker.h"
 #include "limits/limits_provider.h"
@@ -48,6 +50,12 @@ struct NodeOptions {
   std::chrono::milliseconds progress_interval{5000};
   // First timeout of each offset look-up call (LookupOptions::timeout and probe_timeout).
   std::chrono::milliseconds lookup_timeout{5000};
+  // The topic check (kafka/topic_check.h): each request's timeout, how often it is repeated
+  // while the brokers cannot be reached or the topic is missing or unusable, and while all is
+  // well (a topic deleted or repartitioned later).
+  std::chrono::milliseconds topic_check_timeout{5000};
+  std::chrono::milliseconds topic_retry_interval{5000};
+  std::chrono::milliseconds topic_ok_interval{30'000};
 };
 
 class Node {
@@ -102,6 +110,7 @@ class Node {
   // Created first, destroyed last: metric families reference it.
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<kafka::MockCluster> embedded_;
+  std::unique_ptr<kafka::TopicCheck> topic_;  // null with the embedded cluster (it creates the topic)
   std::unique_ptr<storage::Db> db_;
   std::unique_ptr<UsageStore> store_;
   std::unique_ptr<PartitionManager> partitions_;

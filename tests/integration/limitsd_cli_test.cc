@@ -9,8 +9,11 @@
 
 #include <fstream>
 
+#include "config/load_config.h"
+#include "testing/limitsd_process.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
+#include "testing/wait_for.h"
 
 namespace limits {
 namespace {
@@ -187,6 +190,30 @@ TEST(LimitsdCliTest, Item7_AGrpcPortAnotherProcessHoldsIsRefusedNamingTheKey) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.exit_code, 124) << "the node started on a port another process holds";
   EXPECT_THAT(r.err, HasSubstr("server.grpc_listen 127.0.0.1:" + port));
+}
+
+// Issue 26: a second node on the first one's data directory failed with RocksDB's bare
+// "data/LOCK: Resource temporarily unavailable". The error names store.path, says another
+// process holds it, and what to do. Both on the embedded cluster, as README's first command.
+TEST(LimitsdCliTest, Issue26_ASecondNodeOnOneDataDirectoryNamesStorePathAndTheOtherProcess) {
+  testing::TempDir dir;
+  Result<config::Config> c = config::ParseConfig("", "test");
+  ASSERT_TRUE(c.ok());
+  c->store.path = dir.Sub("data");
+  c->node.instance_id = "first";
+  testing::LimitsdProcess first(LIMITSD, *c, dir.Sub("first.log"));
+  ASSERT_TRUE(testing::WaitFor([&] { return first.HttpPort() != 0; }, std::chrono::seconds(30))) << first.Log();
+
+  testing::RunResult second = RunProgram({"/usr/bin/timeout", "30", LIMITSD, "--config", EXAMPLE_CONFIG, "--set",
+                                          "store.path=" + c->store.path, "--set", "node.instance_id=second", "--set",
+                                          "server.http_listen=127.0.0.1:0", "--set", "server.grpc_listen=127.0.0.1:0"});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  // JSON escapes the quotes.
+  EXPECT_THAT(second.err, HasSubstr("store.path \\\"" + c->store.path + "\\\" is in use: another process holds its lock"));
+  EXPECT_THAT(second.err, HasSubstr("a limitsd already running on this data directory"));
+  EXPECT_THAT(second.err, HasSubstr("Stop that process first, or give this node a store.path of its own"));
+  EXPECT_THAT(second.err, HasSubstr("Resource temporarily unavailable"));  // RocksDB's words, kept
+  EXPECT_FALSE(first.Exited()) << "the first node is undisturbed";
 }
 
 }  // namespace

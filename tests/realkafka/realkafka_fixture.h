@@ -43,7 +43,7 @@ std::map<int32_t, int64_t> CheckpointsOnDisk(const std::string& db);
 
 class RealKafkaTest : public ::testing::Test {
  protected:
-  // Creates this test's topic (kPartitions, with `topic_configs`).
+  // Creates this test's topic (kPartitions, with `topic_configs`), unless create_topic_ is false.
   void SetUp() override;
 
   // The node configuration for `name` in `zone` against this test's topic: the group is
@@ -56,6 +56,7 @@ class RealKafkaTest : public ::testing::Test {
   testing::TestKafka& kafka() { return *kafka_; }
 
   std::map<std::string, std::string> topic_configs_;  // set before SetUp() runs
+  bool create_topic_ = true;  // false (before SetUp() runs): topic_ is named, not created
   std::string topic_;
   testing::TempDir dir_;
   std::unique_ptr<testing::TestKafka> kafka_;

@@ -184,4 +184,55 @@ Result<std::pair<int64_t, int64_t>> RealKafka::Watermarks(const std::string& top
   return std::make_pair(lo, hi);
 }
 
+Result<int32_t> RealKafka::PartitionCount(const std::string& topic) {
+  rd_kafka_topic_t* t = rd_kafka_topic_new(admin_, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  const rd_kafka_resp_err_t e = rd_kafka_metadata(admin_, 0, t, &md, 10'000);
+  rd_kafka_topic_destroy(t);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Unavailable(rd_kafka_err2str(e));
+  int32_t count = -1;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (topic == md->topics[i].topic && md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      count = md->topics[i].partition_cnt;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  if (count < 0) return Status::NotFound("topic " + topic + " is not in the metadata");
+  return count;
+}
+
+Result<std::map<std::string, std::pair<std::string, bool>>> RealKafka::TopicConfigs(const std::string& topic) {
+  rd_kafka_ConfigResource_t* resource = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  rd_kafka_AdminOptions_t* opts = AdminOptions(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(admin_);
+  rd_kafka_DescribeConfigs(admin_, &resource, 1, opts, q);
+  rd_kafka_event_t* ev = nullptr;
+  Status s = AwaitEvent(q, RD_KAFKA_EVENT_DESCRIBECONFIGS_RESULT, &ev);
+  std::map<std::string, std::pair<std::string, bool>> out;
+  if (s.ok()) {
+    size_t n = 0;
+    const rd_kafka_ConfigResource_t** results =
+        rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(ev), &n);
+    for (size_t i = 0; i < n; ++i) {
+      if (rd_kafka_ConfigResource_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        s = Status::Unavailable(rd_kafka_ConfigResource_error_string(results[i]));
+        continue;
+      }
+      size_t m = 0;
+      const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(results[i], &m);
+      for (size_t j = 0; j < m; ++j) {
+        const char* value = rd_kafka_ConfigEntry_value(entries[j]);
+        out[rd_kafka_ConfigEntry_name(entries[j])] = {
+            value ? value : "", rd_kafka_ConfigEntry_source(entries[j]) == RD_KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG};
+      }
+    }
+    rd_kafka_event_destroy(ev);
+  }
+  rd_kafka_queue_destroy(q);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_ConfigResource_destroy(resource);
+  RETURN_IF_ERROR(s);
+  return out;
+}
+
 }  // namespace limits::testing

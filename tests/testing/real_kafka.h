@@ -41,6 +41,11 @@ class RealKafka {
   Status DeleteRecords(const std::string& topic, int32_t partition, int64_t before_offset);
   // The partition's log start and end offsets.
   Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic, int32_t partition);
+  // The topic's partition count from the metadata; NotFound when the broker does not list it.
+  Result<int32_t> PartitionCount(const std::string& topic);
+  // The topic's configuration as DescribeConfigs reports it: name -> value, with whether it is
+  // set on the topic itself (false: the broker's configuration or Kafka's default).
+  Result<std::map<std::string, std::pair<std::string, bool>>> TopicConfigs(const std::string& topic);
 
  private:
   RealKafka(std::string dir, std::string bootstrap, rd_kafka_t* admin);

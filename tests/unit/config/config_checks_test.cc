@@ -119,5 +119,32 @@ TEST(ConfigChecksTest, OverridesFormatIsTomlLokiOrByExtension) {
   EXPECT_FALSE(IsLokiOverrides("overrides.yaml", "toml"));
 }
 
+// Issue 26 item 5: the topic limitsd may create, and what it gets.
+TEST(ConfigChecksTest, Issue26_CreateTopicKeys) {
+  Result<Config> defaults = ParseConfig("", "t");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->kafka.create_topic);  // off by default: an operator creates the topic
+  EXPECT_EQ(defaults->kafka.create_topic_replication_factor, -1);  // the broker's default
+  EXPECT_EQ(defaults->kafka.create_topic_retention, 0ms);          // the broker's default
+  Result<Config> c = ParseConfig("[kafka]\ncreate_topic = true\ncreate_topic_replication_factor = 3\n"
+                                 "create_topic_retention = \"1d\"\n",
+                                 "t");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->kafka.create_topic);
+  EXPECT_EQ(c->kafka.create_topic_replication_factor, 3);
+  EXPECT_EQ(c->kafka.create_topic_retention, 24h);
+  EXPECT_TRUE(ParseConfig("", "t", {"kafka.create_topic=true"})->kafka.create_topic);
+  EXPECT_THAT(ErrorOf("[kafka]\ncreate_topic_replication_factor = 0\n"),
+              HasSubstr("kafka.create_topic_replication_factor: must be -1 (the broker's default) or at least 1"));
+  EXPECT_THAT(ErrorOf("[kafka]\ncreate_topic_replication_factor = -2\n"),
+              HasSubstr("kafka.create_topic_replication_factor: must be between -1 and 32767"));
+  // Shorter than the active window, a replay would miss streams the window still counts.
+  EXPECT_THAT(ErrorOf("[kafka]\ncreate_topic_retention = \"1h\"\n"),
+              HasSubstr("kafka.create_topic_retention: must be 0 (the broker's default) or at least windows.active (2h)"));
+  EXPECT_EQ(ErrorOf("[kafka]\ncreate_topic_retention = \"2h\"\n"), "<ok>");
+  EXPECT_EQ(ErrorOf("[kafka]\ncreate_topic_retention = \"0s\"\n"), "<ok>");
+  EXPECT_THAT(ErrorOf("[kafka]\ncreate_topics = true\n"), HasSubstr("did you mean \"create_topic\"?"));
+}
+
 }  // namespace
 }  // namespace limits::config

@@ -81,6 +81,9 @@ TEST(LoadConfigTest, TheShippedExampleIsValidAndStatesTheDefaults) {
   EXPECT_EQ(example->kafka.stall_timeout, defaults.kafka.stall_timeout);
   EXPECT_EQ(example->kafka.max_consumer_restarts, defaults.kafka.max_consumer_restarts);
   EXPECT_EQ(example->kafka.consumer_restart_window, defaults.kafka.consumer_restart_window);
+  EXPECT_EQ(example->kafka.create_topic, defaults.kafka.create_topic);
+  EXPECT_EQ(example->kafka.create_topic_replication_factor, defaults.kafka.create_topic_replication_factor);
+  EXPECT_EQ(example->kafka.create_topic_retention, defaults.kafka.create_topic_retention);
 }
 
 TEST(LoadConfigTest, ReadsEveryKey) {
