@@ -92,8 +92,8 @@ class KafkaStartTest : public ::testing::Test {
 
   // /ready past windows.wait_assign with nothing assigned: the partitions alone would call
   // that ready ("ready: no partitions assigned").
-  testing::HttpResult ReadyAfterWaitAssign(Node& node) {
-    EXPECT_TRUE(WaitFor([&] { return node.partitions().SettledOnce(); }, 10s));
+  testing::HttpResult ReadyAfterWaitAssign(Node& node, std::chrono::milliseconds wait_assign) {
+    EXPECT_TRUE(WaitFor([&] { return node.partitions().SettledOnce(); }, wait_assign + 10s));
     EXPECT_TRUE(node.partitions().CheckReadiness().ready) << node.partitions().CheckReadiness().reason;
     return HttpGet(node.http_port(), "/ready");
   }
@@ -106,9 +106,10 @@ TEST_F(KafkaStartTest, Issue26_UnreachableBrokersAreNamedAndKeepReadyFailingUnti
   LogCapture logs;
   rd_kafka_mock_cluster_t* mock = kafka_.mock();
   config::Config c = Config();
-  // Longer than the mock takes to assign once the brokers are back (~3.5 s): the wait for a
-  // first assignment counts from then, so /ready must not turn 200 before the partitions.
-  c.windows.wait_assign = 8s;
+  // Longer than the mock takes to assign once the brokers are back (~3.5 s, up to ~10 s on a
+  // loaded machine): the wait for a first assignment counts from then, so /ready must not
+  // turn 200 before the partitions.
+  c.windows.wait_assign = 20s;
   // Pinned before the brokers go down (MOCK-KAFKA.md).
   rd_kafka_mock_coordinator_set(mock, "group", c.kafka.consumer_group.c_str(), 1);
   for (int32_t b = 1; b <= 3; ++b) ASSERT_EQ(rd_kafka_mock_broker_set_down(mock, b), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -118,7 +119,7 @@ TEST_F(KafkaStartTest, Issue26_UnreachableBrokersAreNamedAndKeepReadyFailingUnti
   const std::string problem = "kafka.brokers \"" + kafka_.bootstrap() + "\" cannot be reached";
   EXPECT_TRUE(logs.Contains("\"level\":\"error\"", Json(problem))) << "the start-up check names the key and the addresses";
 
-  const testing::HttpResult ready = ReadyAfterWaitAssign(*node);
+  const testing::HttpResult ready = ReadyAfterWaitAssign(*node, c.windows.wait_assign);
   EXPECT_EQ(ready.status, 503);
   EXPECT_THAT(ready.body, HasSubstr(problem));
   EXPECT_FALSE(logs.Contains("joined the consumer group")) << "no group was joined";
@@ -151,7 +152,7 @@ TEST_F(KafkaStartTest, Issue26_AMissingTopicIsNamedAndKeepsReadyFailingUntilItAp
                               kafka_.bootstrap() + "\"";
   EXPECT_TRUE(logs.Contains("\"level\":\"error\"", Json(problem)));
 
-  const testing::HttpResult ready = ReadyAfterWaitAssign(*node);
+  const testing::HttpResult ready = ReadyAfterWaitAssign(*node, Config().windows.wait_assign);
   EXPECT_EQ(ready.status, 503);
   EXPECT_THAT(ready.body, HasSubstr(problem));
   EXPECT_THAT(ready.body, HasSubstr("create it with 4 partitions (kafka.num_partitions) and cleanup.policy=delete, or "
