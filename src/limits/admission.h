@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "limits/bucket_quota.h"
 #include "limits/tenant_limits.h"
 #include "limits/tenant_streams.h"
 
@@ -35,27 +36,29 @@ inline constexpr uint64_t kUnlimited = 0;
 uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num_partitions);
 
 // One request's admission state for one tenant: the cap of each bucket and, once counted,
-// how many streams each bucket holds in the pool. Not thread-safe (one per request).
-class Admission {
+// how many streams each bucket holds in the pool. The BucketQuota UsageStore::UpdateCond
+// admits against; LimitsChecker builds one per call (per slice of a large request). Not
+// thread-safe.
+class Admission final : public BucketQuota {
  public:
   static constexpr size_t kDefaultBucket = 0;
 
   Admission(const TenantLimits& limits, uint32_t pool_partitions, uint32_t num_partitions);
 
   // The bucket a stream of ingestion policy `policy` ("" = none) counts in.
-  size_t BucketOf(std::string_view policy) const;
+  size_t BucketOf(std::string_view policy) const override;
   // Whether the policy has a bucket of its own (its name must then always be told apart).
-  bool OwnBucket(std::string_view policy) const { return BucketOf(policy) != kDefaultBucket; }
-  bool Limited(size_t bucket) const { return caps_[bucket] != kUnlimited; }
+  bool OwnBucket(std::string_view policy) const override { return BucketOf(policy) != kDefaultBucket; }
+  bool Limited(size_t bucket) const override { return caps_[bucket] != kUnlimited; }
   uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
 
   // Adds the active streams of one partition's tenant to the buckets' usage.
-  void CountPartition(TenantStreams& ts, int64_t cutoff_s);
+  void CountPartition(TenantStreams& ts, int64_t cutoff_s) override;
 
   // Takes one place in the bucket if there is one.
-  bool TryAdmit(size_t bucket);
+  bool TryAdmit(size_t bucket) override;
   // Gives back the place of a counted stream that left the bucket.
-  void Release(size_t bucket) {
+  void Release(size_t bucket) override {
     if (used_[bucket] > 0) --used_[bucket];
   }
 

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/log.h"
+#include "limits/admission.h"
 
 namespace limits {
 namespace {
@@ -182,7 +183,9 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   for (size_t begin = 0; begin < served.size(); begin += options_.slice_streams) {
     const std::span<const StreamUpdate> slice =
         all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
-    Status st = store_.UpdateCond(tenant, slice, limits, *serving, &result, wait);
+    // The tenant's limits as this node's share of them, counted afresh for each slice.
+    Admission admission(limits, serving->Count(), static_cast<uint32_t>(store_.num_partitions()));
+    Status st = store_.UpdateCond(tenant, slice, admission, *serving, &result, wait);
     if (!st.ok()) {
       if (draw) {
         // The slices before this one have settled their streams; this one and the rest took

@@ -544,7 +544,7 @@ void UsageStore::FindTenantLocked(std::span<PartitionUsage* const> pus, const Te
   for (size_t i = 0; i < pus.size(); ++i) out[i] = pus[i]->Find(key);
 }
 
-void UsageStore::CountPoolLocked(Admission& admission, const TenantKey& key, std::span<PartitionUsage* const> pool,
+void UsageStore::CountPoolLocked(BucketQuota& quota, const TenantKey& key, std::span<PartitionUsage* const> pool,
                                  int64_t cutoff_s) {
   std::vector<TenantStreams*> ts(pool.size());
   FindTenantLocked(pool, key, ts);
@@ -552,15 +552,14 @@ void UsageStore::CountPoolLocked(Admission& admission, const TenantKey& key, std
     if (t != nullptr) t->PrefetchGroups();
   }
   for (TenantStreams* t : ts) {
-    if (t != nullptr) admission.CountPartition(*t, cutoff_s);
+    if (t != nullptr) quota.CountPartition(*t, cutoff_s);
   }
 }
 
-Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams,
-                              const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
-                              Wait wait) {
+Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, BucketQuota& quota,
+                              const PartitionSet& serving, UpdateCondResult* out, Wait wait) {
   const int64_t now_s = NowSeconds();
-  RETURN_IF_ERROR(UpdateCondLocked(tenant, streams, limits, serving, out, wait, now_s));
+  RETURN_IF_ERROR(UpdateCondLocked(tenant, streams, quota, serving, out, wait, now_s));
   if (out->admitted.empty()) return Status::OK();
   // The admissions are durable against a process crash before the caller answers; the locks
   // are released by now (the write is not in anyone's way).
@@ -586,8 +585,8 @@ Status UsageStore::UpdateCond(std::string_view tenant, std::span<const StreamUpd
 }
 
 Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const StreamUpdate> streams,
-                                    const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
-                                    Wait wait, int64_t now_s) {
+                                    BucketQuota& quota, const PartitionSet& serving, UpdateCondResult* out, Wait wait,
+                                    int64_t now_s) {
   out->verdicts.assign(streams.size(), Verdict::kNotServed);
   out->to_produce.clear();
   out->admitted.clear();
@@ -621,7 +620,6 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
   }
   auto index_of = [&](size_t k) { return static_cast<uint32_t>(order[k]); };
 
-  Admission admission(limits, serving.Count(), static_cast<uint32_t>(options_.num_partitions));
   // Each stream's policy as the node counts it: a name not kept (over-long, not UTF-8) is
   // no policy, so a client's header can fail nothing (policy_names.h). Counted once the
   // answer stands (a call that would wait is run again).
@@ -678,15 +676,15 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
   // The bucket a known active stream counts in now, kNoBucket for one that needs admission.
   auto bucket_now = [&](TenantStreams* t, const StreamEntry* e) {
     if (e == nullptr || static_cast<int64_t>(e->last_seen_s) < cutoff) return kNoBucket;
-    return admission.BucketOf(t->PolicyName(e->policy));
+    return quota.BucketOf(t->PolicyName(e->policy));
   };
   bool count = false;
   for (size_t r = 0; r < runs.size() && !count; ++r) {
     for (size_t k = runs[r].begin; k < runs[r].end && !count; ++k) {
       const uint32_t i = index_of(k);
-      const size_t to = admission.BucketOf(policies[i]);
+      const size_t to = quota.BucketOf(policies[i]);
       const size_t from = ts[r] ? bucket_now(ts[r], ts[r]->Find(streams[i].stream_hash)) : kNoBucket;
-      count = from != to && admission.Limited(to);
+      count = from != to && quota.Limited(to);
     }
   }
   if (count) {
@@ -708,7 +706,7 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
       for (PartitionUsage* pu : pool) held.Lock(*pu);
       for (PartitionUsage* pu : run_pus) RETURN_IF_ERROR(EnsurePresentLocked(*pu));  // unlocked meanwhile
     }
-    CountPoolLocked(admission, key, pool, cutoff);
+    CountPoolLocked(quota, key, pool, cutoff);
   }
 
   // The answer stands from here on.
@@ -726,14 +724,14 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
       const std::string_view policy = policies[i];
       StreamEntry* e = t ? t->Find(s.stream_hash) : nullptr;
       const size_t from = t ? bucket_now(t, e) : kNoBucket;
-      const size_t to = admission.BucketOf(policy);
+      const size_t to = quota.BucketOf(policy);
       if (t == nullptr) {
         t = pu.FindOrCreate(key, &tid);
         if (t == nullptr) {
           // The node holds as many tenants as it may: nothing of this one is stored. A limit
           // cannot be kept without its count, so a limited stream is rejected (never
           // silently accepted); an unlimited one has nothing to count.
-          out->verdicts[i] = admission.Limited(to) ? Verdict::kTenantsFull : Verdict::kAccepted;
+          out->verdicts[i] = quota.Limited(to) ? Verdict::kTenantsFull : Verdict::kAccepted;
           NoteBound("max_tenants", tenant);
           continue;
         }
@@ -744,12 +742,12 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
       // there like a new stream; a move within a bucket (another policy without a limit of
       // its own) is not.
       const bool admit = from != to;
-      if (admit && !admission.TryAdmit(to)) {
+      if (admit && !quota.TryAdmit(to)) {
         out->verdicts[i] = Verdict::kMaxStreams;
         continue;
       }
-      if (admit && from != kNoBucket) admission.Release(from);
-      std::optional<PolicyId> pid = t->Policy(policy, admission.OwnBucket(policy));
+      if (admit && from != kNoBucket) quota.Release(from);
+      std::optional<PolicyId> pid = t->Policy(policy, quota.OwnBucket(policy));
       std::string_view kept = policy;
       if (!pid) {
         // Beyond the tenant's names and without a limit of its own: its bucket is the

@@ -32,12 +32,11 @@
 #include "common/clock.h"
 #include "common/notice_limiter.h"
 #include "common/result.h"
-#include "limits/admission.h"
+#include "limits/bucket_quota.h"
 #include "limits/partition_set.h"
 #include "limits/partition_usage.h"
 #include "limits/policy_names.h"
 #include "limits/tenant_directory.h"
-#include "limits/tenant_limits.h"
 #include "limits/windows.h"
 #include "storage/admission_log.h"
 #include "storage/checkpoint.h"
@@ -186,9 +185,12 @@ class UsageStore {
   void QueueRefreshes(std::span<const int32_t> partitions);
 
   // --- serving -------------------------------------------------------------------------
-  // Loki's UpdateCond: for each stream decides accepted / rejected against `limits`, counted
-  // over the `serving` partitions (admission.h), updates the accepted ones as seen now,
-  // picks those due to be produced (at most once per produce interval; an admission always).
+  // Loki's UpdateCond: for each stream decides accepted / rejected against `quota` (the
+  // places left in each bucket, bucket_quota.h; LimitsChecker passes an Admission of the
+  // tenant's limits), counting the tenant's active streams over the `serving` partitions
+  // into it when a stream needs a place in a limited bucket; updates the accepted
+  // ones as seen now, picks those due to be produced (at most once per produce interval; an
+  // admission always). `quota` is used up by the call: a fresh one per call.
   // A stream's policy name counts as given unless it is not kept (policy_names.h): then
   // under no policy. A stream that changes bucket is admitted into its new one. What was
   // admitted is in the admission log before this returns (a process crash after the answer
@@ -200,7 +202,7 @@ class UsageStore {
   // for (max_tenants) is not stored: its limited streams get kTenantsFull, unlimited ones are
   // accepted. With Wait::kNever, a busy lock (or a column family to create) is kWouldBlock,
   // with nothing changed.
-  Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
+  Status UpdateCond(std::string_view tenant, std::span<const StreamUpdate> streams, BucketQuota& quota,
                     const PartitionSet& serving, UpdateCondResult* out, Wait wait = Wait::kMay);
 
   // Loki's UpdateRates: records each hash's bytes in its rate buckets and returns its rate,
@@ -287,7 +289,7 @@ class UsageStore {
   Status LoadPartition(int32_t partition, const std::optional<storage::Checkpoint>& cp, LoadStats* stats);
   Status ApplyLocked(PartitionUsage& pu, std::span<const Record> records, int64_t next_offset, int64_t now_s,
                      ApplyStats* stats);
-  Status UpdateCondLocked(std::string_view tenant, std::span<const StreamUpdate> streams, const TenantLimits& limits,
+  Status UpdateCondLocked(std::string_view tenant, std::span<const StreamUpdate> streams, BucketQuota& quota,
                           const PartitionSet& serving, UpdateCondResult* out, Wait wait, int64_t now_s);
   // Applies what the admission log holds from before a crash (at Open).
   Status ReplayAdmissions(LoadStats* stats);
@@ -305,7 +307,7 @@ class UsageStore {
   Status CheckHealthy();
   // REQUIRES: the tenant's stripe of the mutexes of `pus` / `pool` held.
   void FindTenantLocked(std::span<PartitionUsage* const> pus, const TenantKey& key, std::span<TenantStreams*> out);
-  void CountPoolLocked(Admission& admission, const TenantKey& key, std::span<PartitionUsage* const> pool,
+  void CountPoolLocked(BucketQuota& quota, const TenantKey& key, std::span<PartitionUsage* const> pool,
                        int64_t cutoff_s);
   // Logs a policy name not kept (at most once a minute per tenant and reason).
   void NoteIgnoredPolicy(std::string_view tenant, PolicyNameCheck why);

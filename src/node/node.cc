@@ -184,7 +184,12 @@ Status Node::StartParts() {
   consumer_ = std::make_unique<kafka::Consumer>(co, *store_, *partitions_, *lifecycler_, *offsets_, clock_, *registry_);
   RETURN_IF_ERROR(lifecycler_->Start([this](std::vector<AssignmentPlan> plans) { consumer_->DeliverPlans(std::move(plans)); }));
   RETURN_IF_ERROR(consumer_->Start());
-  evictor_ = std::make_unique<Evictor>(*store_, rates_.get(), clock_, c.windows.eviction_interval);
+  // The evictor's pass also forgets the token buckets of tenants idle long enough for them to
+  // have refilled (rates_ outlives it: reset after the evictor in Stop()).
+  std::vector<IdleSweep> sweeps;
+  sweeps.push_back({.what = "idle_rate_buckets_forgotten",
+                    .forget = [rates = rates_.get()](int64_t now_ms) { return rates->ForgetFull(now_ms); }});
+  evictor_ = std::make_unique<Evictor>(*store_, std::move(sweeps), clock_, c.windows.eviction_interval);
   evictor_->Start();
   if (reloader_) reloader_->Start();
 

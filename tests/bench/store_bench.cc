@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "limits/admission.h"
 #include "limits/usage_store.h"
 #include "storage/db.h"
 
@@ -178,7 +179,8 @@ void UpdateCondBench(UsageStore& store, const std::vector<Stream>& streams) {
         const Stream& s = streams[rng() % streams.size()];
         u = {.stream_hash = rng() % 50 == 0 ? rng() : s.hash, .bytes = 2000, .policy = s.gold ? "gold" : ""};
       }
-      if (!store.UpdateCond(names[tenant], req, limits, all, &out).ok()) std::exit(1);
+      Admission quota(limits, all.Count(), static_cast<uint32_t>(kPartitions));  // per request, as the checker
+      if (!store.UpdateCond(names[tenant], req, quota, all, &out).ok()) std::exit(1);
       checks += req.size();
       ++requests;
     }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "crash_workload.h"
+#include "limits/admission.h"
 #include "storage/db.h"
 #include "testing/fake_clock.h"
 
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
       std::vector<StreamUpdate> u;
       for (int i = 0; i < 8; ++i) u.push_back({.stream_hash = srng() % 400, .bytes = 5, .policy = ""});
       UpdateCondResult out;
-      (void)(*store)->UpdateCond("sync", u, limits, all, &out);
+      Admission quota(limits, all.Count(), static_cast<uint32_t>(crash::kPartitions));
+      (void)(*store)->UpdateCond("sync", u, quota, all, &out);
       if (live) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });

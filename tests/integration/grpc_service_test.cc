@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "limits/admission.h"
 #include "limits/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
 #include "rpc/grpc_server.h"
@@ -74,7 +75,9 @@ class PartitionHold {
       std::vector<StreamUpdate> u = {
           {.stream_hash = static_cast<uint64_t>(1'000'000 * kPartitions + p), .bytes = 1, .policy = ""}};
       UpdateCondResult out;
-      if (!store.UpdateCond("holder", u, TenantLimits{}, PartitionSet::All(kPartitions), &out).ok()) {
+      const PartitionSet all = PartitionSet::All(kPartitions);
+      Admission quota(TenantLimits{}, all.Count(), static_cast<uint32_t>(kPartitions));
+      if (!store.UpdateCond("holder", u, quota, all, &out).ok()) {
         ADD_FAILURE() << "UpdateCond failed";
         return;
       }

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "limits/admission.h"
 #include "realkafka/realkafka_fixture.h"
 #include "testing/wait_for.h"
 
@@ -77,8 +78,9 @@ TEST_F(GroupTest, StreamsAcceptedInOneZoneReachTheOther) {
   std::vector<StreamUpdate> streams;
   for (uint64_t h = 0; h < 8; ++h) streams.push_back({.stream_hash = h, .bytes = 500, .policy = ""});
   UpdateCondResult out;
-  TenantLimits limits;
-  ASSERT_TRUE(a->store().UpdateCond("t", streams, limits, *a->partitions().Serving(), &out).ok());
+  const std::shared_ptr<const PartitionSet> serving = a->partitions().Serving();
+  Admission quota(TenantLimits{}, serving->Count(), static_cast<uint32_t>(kPartitions));
+  ASSERT_TRUE(a->store().UpdateCond("t", streams, quota, *serving, &out).ok());
   ASSERT_EQ(out.to_produce.size(), 8u);
   for (uint32_t i : out.to_produce) a->producer().Produce("t", streams[i].stream_hash, streams[i].bytes, "");
   ASSERT_TRUE(WaitFor([&] { return Streams(*b, "t", all_) == 8; }, 30s));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "limits/rate_limiter.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 #include "testing/test_store.h"
@@ -24,7 +25,10 @@ TEST(EvictorTest, EvictsExpiredStreamsAndCountsThemPerTenant) {
   ASSERT_TRUE(store->Apply(0, recs, 3).ok());
   RateLimiter rates;
   ASSERT_TRUE(rates.TryTake("a", 100, /*rate=*/1000, /*burst=*/1000, clock.NowMillis()));
-  Evictor evictor(*store, &rates, clock, 1h);
+  std::vector<IdleSweep> sweeps;
+  sweeps.push_back({.what = "idle_rate_buckets_forgotten",
+                    .forget = [&rates](int64_t now_ms) { return rates.ForgetFull(now_ms); }});
+  Evictor evictor(*store, std::move(sweeps), clock, 1h);
   evictor.EvictOnce();
   EXPECT_EQ(store->TotalStreams(), 3u);
   EXPECT_EQ(rates.size(), 1u);  // not full again yet (100 ms to refill)
@@ -42,7 +46,7 @@ TEST(EvictorTest, StopsPromptly) {
   testing::FakeClock clock;
   testing::TestStore t = testing::TestStore::Open(dir, clock, 2);
   UsageStore* store = t.store.get();
-  Evictor evictor(*store, nullptr, clock, 1h);
+  Evictor evictor(*store, {}, clock, 1h);
   evictor.Start();
   const auto t0 = std::chrono::steady_clock::now();
   evictor.Stop();  // not an hour

@@ -13,6 +13,7 @@
 #include <thread>
 #include <tuple>
 
+#include "limits/admission.h"
 #include "storage/codec.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
@@ -30,6 +31,15 @@ constexpr int32_t kPartitions = 4;
 // A stream hash that lands in `partition`.
 uint64_t HashIn(int32_t partition, uint64_t n, int32_t partitions = kPartitions) {
   return n * static_cast<uint64_t>(partitions) + static_cast<uint64_t>(partition);
+}
+
+// UpdateCond against the tenant's limits as LimitsChecker calls it: an Admission of this
+// node's share of them over `serving`, fresh for the call.
+Status UpdateCondWithLimits(UsageStore& store, std::string_view tenant, std::span<const StreamUpdate> streams,
+                            const TenantLimits& limits, const PartitionSet& serving, UpdateCondResult* out,
+                            Wait wait = Wait::kMay) {
+  Admission admission(limits, serving.Count(), static_cast<uint32_t>(store.num_partitions()));
+  return store.UpdateCond(tenant, streams, admission, serving, out, wait);
 }
 
 class UsageStoreTest : public ::testing::Test {
@@ -67,7 +77,7 @@ class UsageStoreTest : public ::testing::Test {
     std::vector<StreamUpdate> updates;
     for (uint64_t h : hashes) updates.push_back({.stream_hash = h, .bytes = 10, .policy = policy});
     UpdateCondResult out;
-    Status s = store_->UpdateCond(tenant, updates, limits, serving, &out);
+    Status s = UpdateCondWithLimits(*store_, tenant, updates, limits, serving, &out);
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (to_produce) *to_produce = out.to_produce;
     return out.verdicts;
@@ -660,16 +670,71 @@ TEST_F(UsageStoreTest, ReadOnlyOpenChangesNothingAndReportsWhatItFound) {
   EXPECT_EQ((*ro)->Apply(0, std::vector<Record>{}, 1).code(), StatusCode::kFailedPrecondition);
   UpdateCondResult out;
   std::vector<StreamUpdate> u = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
-  EXPECT_EQ((*ro)->UpdateCond("a", u, Limit(1), all_, &out).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(UpdateCondWithLimits(**ro, "a", u, Limit(1), all_, &out).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ((*ro)->DropPartition(0).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(UsageStoreTest, BadRequestsAreRejected) {
   UpdateCondResult out;
   std::vector<StreamUpdate> ok = {{.stream_hash = 1, .bytes = 1, .policy = ""}};
-  EXPECT_TRUE(store_->UpdateCond("", ok, Limit(1), all_, &out).IsInvalidArgument());
-  EXPECT_TRUE(store_->UpdateCond(std::string(300, 'x'), ok, Limit(1), all_, &out).IsInvalidArgument());
+  EXPECT_TRUE(UpdateCondWithLimits(*store_, "", ok, Limit(1), all_, &out).IsInvalidArgument());
+  EXPECT_TRUE(UpdateCondWithLimits(*store_, std::string(300, 'x'), ok, Limit(1), all_, &out).IsInvalidArgument());
   EXPECT_TRUE(store_->Apply(kPartitions, std::vector<Record>{}, 0).IsInvalidArgument());
+}
+
+// A BucketQuota of one limited bucket that every policy counts in, with `cap` places.
+class CapQuota final : public BucketQuota {
+ public:
+  explicit CapQuota(uint64_t cap) : cap_(cap) {}
+  size_t BucketOf(std::string_view) const override { return 0; }
+  bool OwnBucket(std::string_view) const override { return false; }
+  bool Limited(size_t) const override { return true; }
+  void CountPartition(TenantStreams& ts, int64_t cutoff_s) override {
+    ++partitions_counted;
+    ts.ForEachPolicy(cutoff_s, [&](std::string_view, uint32_t active) { used += active; });
+  }
+  bool TryAdmit(size_t) override {
+    if (used >= cap_) return false;
+    ++used;
+    return true;
+  }
+  void Release(size_t) override {
+    if (used > 0) --used;
+  }
+
+  int partitions_counted = 0;
+  uint64_t used = 0;
+
+ private:
+  const uint64_t cap_;
+};
+
+// The store admits against whatever quota its caller gives (bucket_quota.h), not only an
+// Admission of the tenant's limits: it counts the tenant's partitions of the pool into it
+// when a stream needs a place, takes places only from it, and counts nothing when every
+// stream is known.
+TEST_F(UsageStoreTest, UpdateCondAdmitsAgainstTheCallersQuota) {
+  ApplyStreams(0, "a", 2);
+  ApplyStreams(1, "a", 1);
+  std::vector<StreamUpdate> fresh = {{.stream_hash = HashIn(2, 1), .bytes = 1, .policy = ""},
+                                     {.stream_hash = HashIn(3, 1), .bytes = 1, .policy = "gold"},
+                                     {.stream_hash = HashIn(2, 2), .bytes = 1, .policy = ""}};
+  CapQuota quota(4);
+  UpdateCondResult out;
+  ASSERT_TRUE(store_->UpdateCond("a", fresh, quota, all_, &out).ok());
+  EXPECT_EQ(quota.partitions_counted, 2);  // partitions 0 and 1 hold the tenant; 2 and 3 not yet
+  EXPECT_EQ(quota.used, 4u);
+  // Partition 2's streams are admitted first: one place left.
+  EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kMaxStreams, Verdict::kMaxStreams}));
+  ASSERT_EQ(out.admitted.size(), 1u);
+  EXPECT_EQ(out.admitted[0].index, 0u);
+
+  CapQuota known(0);
+  std::vector<StreamUpdate> refresh = {{.stream_hash = HashIn(0, 0), .bytes = 1, .policy = ""},
+                                       {.stream_hash = HashIn(2, 1), .bytes = 1, .policy = ""}};
+  ASSERT_TRUE(store_->UpdateCond("a", refresh, known, all_, &out).ok());
+  EXPECT_EQ(known.partitions_counted, 0);
+  EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted}));
 }
 
 // Issue 24, item 1: a policy the node does not keep (over 255 bytes, not UTF-8) was a
@@ -685,7 +750,7 @@ TEST_F(UsageStoreTest, Item1_PoliciesNotKeptCountUnderNoPolicyAndFailNothing) {
                                  {.stream_hash = HashIn(3, 1), .bytes = 1, .policy = ""},
                                  {.stream_hash = HashIn(0, 2), .bytes = 1, .policy = long_policy}};
   UpdateCondResult out;
-  ASSERT_TRUE(store_->UpdateCond("a", u, limits, all_, &out).ok());
+  ASSERT_TRUE(UpdateCondWithLimits(*store_, "a", u, limits, all_, &out).ok());
   // Lower partitions are admitted first: the default bucket's three places go to 0, 4 and 1.
   EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted, Verdict::kAccepted,
                                                 Verdict::kMaxStreams, Verdict::kAccepted}));
@@ -745,7 +810,7 @@ TEST_F(UsageStoreTest, Item2_AMoveIsProducedAndLoggedLikeANewStream) {
   EXPECT_TRUE(produced.empty());  // a refresh within the produce interval
   std::vector<StreamUpdate> u = {{.stream_hash = HashIn(1, 1), .bytes = 1, .policy = "gold"}};
   UpdateCondResult out;
-  ASSERT_TRUE(store_->UpdateCond("a", u, limits, all_, &out).ok());
+  ASSERT_TRUE(UpdateCondWithLimits(*store_, "a", u, limits, all_, &out).ok());
   EXPECT_EQ(out.to_produce.size(), 1u);
   ASSERT_EQ(out.admitted.size(), 1u);
   EXPECT_EQ(out.admitted[0].policy, "gold");
@@ -970,7 +1035,7 @@ TEST_F(UsageStoreTest, ConcurrentAdmissionsNeverExceedTheLimit) {
       for (int i = 0; i < kPerThread; ++i) {
         std::vector<StreamUpdate> u = {{.stream_hash = static_cast<uint64_t>(t * 100000 + i), .bytes = 1, .policy = ""}};
         UpdateCondResult out;
-        ASSERT_TRUE(store_->UpdateCond("shared", u, Limit(150), all_, &out).ok());
+        ASSERT_TRUE(UpdateCondWithLimits(*store_, "shared", u, Limit(150), all_, &out).ok());
         accepted += out.verdicts[0] == Verdict::kAccepted ? 1 : 0;
       }
     });
@@ -1002,10 +1067,11 @@ TEST_F(UsageStoreTest, ConcurrentRequestsOverManyPartitionsWithAndWithoutWaiting
           u.push_back({.stream_hash = static_cast<uint64_t>((t * kRequests + r) * kPerRequest + i), .bytes = 1, .policy = ""});
         }
         UpdateCondResult out;
-        Status s = store_->UpdateCond("shared", u, Limit(700), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
+        Status s =
+            UpdateCondWithLimits(*store_, "shared", u, Limit(700), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
         if (s.IsWouldBlock()) {
           ++would_block;
-          s = store_->UpdateCond("shared", u, Limit(700), all_, &out, Wait::kMay);
+          s = UpdateCondWithLimits(*store_, "shared", u, Limit(700), all_, &out, Wait::kMay);
         }
         ASSERT_TRUE(s.ok()) << s.ToString();
         for (Verdict v : out.verdicts) accepted += v == Verdict::kAccepted ? 1 : 0;
@@ -1045,8 +1111,9 @@ TEST_F(UsageStoreTest, TenantsOnDifferentStripesShareThePartitionsAndEachKeepsIt
           u.push_back({.stream_hash = HashIn(p, static_cast<uint64_t>(r)), .bytes = 1, .policy = ""});
         }
         UpdateCondResult out;
-        Status s = store_->UpdateCond(tenants[t], u, Limit(300), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
-        if (s.IsWouldBlock()) s = store_->UpdateCond(tenants[t], u, Limit(300), all_, &out, Wait::kMay);
+        Status s =
+            UpdateCondWithLimits(*store_, tenants[t], u, Limit(300), all_, &out, t % 2 == 0 ? Wait::kNever : Wait::kMay);
+        if (s.IsWouldBlock()) s = UpdateCondWithLimits(*store_, tenants[t], u, Limit(300), all_, &out, Wait::kMay);
         ASSERT_TRUE(s.ok()) << s.ToString();
         for (Verdict v : out.verdicts) accepted[t] += v == Verdict::kAccepted ? 1 : 0;
         std::vector<UsageStore::StreamRate> rates;
@@ -1074,7 +1141,7 @@ TEST_F(UsageStoreTest, WithoutWaitingABusyPartitionIsWouldBlockAndChangesNothing
     // Creating a partition's column family is disk work: not done without waiting either.
     std::vector<StreamUpdate> u = {{.stream_hash = HashIn(0, 0), .bytes = 1, .policy = ""}};
     UpdateCondResult out;
-    EXPECT_TRUE(store_->UpdateCond("t", u, Limit(100), all_, &out, Wait::kNever).IsWouldBlock());
+    EXPECT_TRUE(UpdateCondWithLimits(*store_, "t", u, Limit(100), all_, &out, Wait::kNever).IsWouldBlock());
   }
   const std::vector<int32_t> partitions = {0, 1, 2, 3};  // as assignment does
   ASSERT_TRUE(store_->EnsurePartitions(partitions).ok());
@@ -1096,21 +1163,21 @@ TEST_F(UsageStoreTest, WithoutWaitingABusyPartitionIsWouldBlockAndChangesNothing
   }
   std::vector<StreamUpdate> u = {{.stream_hash = HashIn(2, 0), .bytes = 1, .policy = ""}, {.stream_hash = HashIn(1, 1), .bytes = 1, .policy = ""}};
   UpdateCondResult out;
-  Status s = store_->UpdateCond("t", u, Limit(100), all_, &out, Wait::kNever);
+  Status s = UpdateCondWithLimits(*store_, "t", u, Limit(100), all_, &out, Wait::kNever);
   EXPECT_TRUE(s.IsWouldBlock()) << s.ToString();
   // A request that only needs the pool counted (a new stream of a limited tenant) needs the
   // busy partition too.
   std::vector<StreamUpdate> elsewhere = {{.stream_hash = HashIn(3, 0), .bytes = 1, .policy = ""}};
-  s = store_->UpdateCond("t", elsewhere, Limit(100), all_, &out, Wait::kNever);
+  s = UpdateCondWithLimits(*store_, "t", elsewhere, Limit(100), all_, &out, Wait::kNever);
   EXPECT_TRUE(s.IsWouldBlock()) << s.ToString();
   // Unlimited, nothing to count: partition 3 alone is enough.
-  s = store_->UpdateCond("u", elsewhere, Limit(kUnlimited), all_, &out, Wait::kNever);
+  s = UpdateCondWithLimits(*store_, "u", elsewhere, Limit(kUnlimited), all_, &out, Wait::kNever);
   EXPECT_TRUE(s.ok()) << s.ToString();
   // One that may wait, waits for the holder.
   std::atomic<bool> waited_done{false};
   std::thread waiter([&] {
     UpdateCondResult w;
-    EXPECT_TRUE(store_->UpdateCond("t", u, Limit(100), all_, &w, Wait::kMay).ok());
+    EXPECT_TRUE(UpdateCondWithLimits(*store_, "t", u, Limit(100), all_, &w, Wait::kMay).ok());
     waited_done = true;
   });
   EXPECT_EQ(store_->StreamsIn(2), 0u);  // nothing of "t" in partition 2 (partition 1 is busy: not read here)
@@ -1124,7 +1191,7 @@ TEST_F(UsageStoreTest, WithoutWaitingABusyPartitionIsWouldBlockAndChangesNothing
   holder.join();
   waiter.join();
   EXPECT_EQ(store_->UsageOf("t", all_).active_streams, 3u);
-  s = store_->UpdateCond("t", elsewhere, Limit(100), all_, &out, Wait::kNever);
+  s = UpdateCondWithLimits(*store_, "t", elsewhere, Limit(100), all_, &out, Wait::kNever);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(out.verdicts[0], Verdict::kAccepted);
   EXPECT_EQ(store_->UsageOf("t", all_).active_streams, 4u);

@@ -1,0 +1,47 @@
+// BucketQuota: the places one request may take in each of a tenant's stream buckets — what
+// UsageStore::UpdateCond asks before it admits a stream (a new one, or one changing bucket).
+// The store knows streams and counts; a quota knows limits: which bucket a policy counts in,
+// whether that bucket is limited, and how many places are left once the store has counted
+// the tenant's active streams into it. Admission (admission.h: a global limit as this node's
+// pool share) is the one in use; a cross-node allowance would be another.
+// Lifecycle: one per UpdateCond call (counting adds to it). Not thread-safe: UpdateCond uses
+// it under the tenant's admission stripe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "limits/tenant_streams.h"
+
+namespace limits {
+
+class BucketQuota {
+ public:
+  virtual ~BucketQuota() = default;
+
+  // The bucket a stream of ingestion policy `policy` ("" = none) counts in.
+  virtual size_t BucketOf(std::string_view policy) const = 0;
+  // Whether the policy has a bucket of its own: the store must then always keep its name
+  // (policy_names.h), even when the tenant's policy table is full.
+  virtual bool OwnBucket(std::string_view policy) const = 0;
+  // Whether the bucket has a limit at all; admissions into an unlimited one need no count.
+  virtual bool Limited(size_t bucket) const = 0;
+
+  // Adds the active streams (last seen at or after `cutoff_s`) of one partition's tenant to
+  // the buckets' usage. The store calls it for every partition of the pool that holds the
+  // tenant before it asks for a place in a limited bucket, and not at all when no stream of
+  // the request needs one.
+  virtual void CountPartition(TenantStreams& ts, int64_t cutoff_s) = 0;
+  // Takes one place in the bucket if there is one (always, when it is unlimited).
+  virtual bool TryAdmit(size_t bucket) = 0;
+  // Gives back the place of a counted stream that left the bucket.
+  virtual void Release(size_t bucket) = 0;
+
+ protected:
+  BucketQuota() = default;
+  BucketQuota(const BucketQuota&) = default;
+  BucketQuota& operator=(const BucketQuota&) = default;
+};
+
+}  // namespace limits
