@@ -2,7 +2,7 @@
 // so that an admission survives a process crash (SIGKILL, OOM kill) at any moment after it
 // was answered.
 //
-// Rows and checkpoints reach RocksDB about once a second (limits/usage_store.h); an answer
+// Rows and checkpoints reach RocksDB about once a second (limits/usage/usage_store.h); an answer
 // must not wait for that. This log covers the gap: append-only files in one directory, one
 // per flush epoch, each request's admissions appended with one write() and no fsync — once
 // write() returns the bytes are in the kernel's page cache, which a process crash cannot take

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "limits/tenant_limits.h"
+#include "limits/decision/tenant_limits.h"
 #include "tls/server_tls.h"
 
 namespace limits::config {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "limits/tenant_limits.h"
+#include "limits/decision/tenant_limits.h"
 
 namespace limits::config {
 

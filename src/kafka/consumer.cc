@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "kafka/fetch_waker.h"
 #include "kafka/record_codec.h"
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 
 namespace limits::kafka {
 namespace {

@@ -52,10 +52,10 @@
 #include "kafka/fetch_waker.h"
 #include "kafka/kafka_conf.h"
 #include "kafka/pending_records.h"
-#include "limits/partition_lifecycler.h"
-#include "limits/partition_manager.h"
-#include "limits/stall_detector.h"
-#include "limits/usage_store.h"
+#include "limits/lifecycle/partition_lifecycler.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/lifecycle/stall_detector.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits::kafka {
 

@@ -22,7 +22,7 @@
 #include <mutex>
 
 #include "kafka/kafka_conf.h"
-#include "limits/offset_source.h"
+#include "limits/lifecycle/offset_source.h"
 
 namespace limits::kafka {
 

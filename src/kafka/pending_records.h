@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kafka/record_codec.h"
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits::kafka {
 

@@ -4,7 +4,7 @@
 
 #include "common/log.h"
 #include "kafka/record_codec.h"
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 
 namespace limits::kafka {
 

@@ -17,7 +17,7 @@
 
 #include "common/clock.h"
 #include "kafka/kafka_conf.h"
-#include "limits/stream_sink.h"
+#include "limits/decision/stream_sink.h"
 
 namespace limits::kafka {
 

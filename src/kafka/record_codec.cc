@@ -6,7 +6,7 @@
 
 #include "common/proto_wire.h"
 #include "common/utf8.h"
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 #include "proto/limits.pb.h"
 
 namespace limits::kafka {

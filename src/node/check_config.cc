@@ -6,7 +6,7 @@
 
 #include "config/load_config.h"
 #include "kafka/property_check.h"
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 #include "node/node.h"
 #include "storage/codec.h"
 

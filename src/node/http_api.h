@@ -8,8 +8,8 @@
 #pragma once
 
 #include "http/http_server.h"
-#include "limits/partition_manager.h"
-#include "limits/usage_store.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/usage/usage_store.h"
 #include "storage/db.h"
 
 namespace limits {

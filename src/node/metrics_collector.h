@@ -14,9 +14,9 @@
 #include "common/clock.h"
 #include "kafka/consumer.h"
 #include "kafka/producer.h"
-#include "limits/partition_lifecycler.h"
-#include "limits/partition_manager.h"
-#include "limits/usage_store.h"
+#include "limits/lifecycle/partition_lifecycler.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/usage/usage_store.h"
 #include "storage/db.h"
 
 namespace limits {

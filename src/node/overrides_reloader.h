@@ -16,7 +16,7 @@
 
 #include "common/periodic.h"
 #include "common/status.h"
-#include "limits/limits_provider.h"
+#include "limits/decision/limits_provider.h"
 
 namespace limits {
 

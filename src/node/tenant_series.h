@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "limits/partition_manager.h"
-#include "limits/tenant_counters.h"
-#include "limits/usage_store.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/usage/tenant_counters.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits {
 

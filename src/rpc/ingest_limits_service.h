@@ -28,7 +28,7 @@
 #include <string>
 
 #include "common/task_pool.h"
-#include "limits/limits_checker.h"
+#include "limits/decision/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
 
 namespace limits::rpc {

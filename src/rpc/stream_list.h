@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits::rpc {
 

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "common/log.h"
-#include "limits/admission.h"
-#include "limits/usage_store.h"
+#include "limits/decision/admission.h"
+#include "limits/usage/usage_store.h"
 #include "storage/db.h"
 
 using namespace limits;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "limits/reason.h"
+#include "limits/decision/reason.h"
 #include "node/node.h"
 #include "testing/http_client.h"
 #include "testing/node_partitions.h"

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "crash_workload.h"
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 #include "storage/db.h"
 #include "testing/fake_clock.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits::crash {
 

@@ -17,8 +17,8 @@
 #include <mutex>
 #include <thread>
 
-#include "limits/admission.h"
-#include "limits/limits_checker.h"
+#include "limits/decision/admission.h"
+#include "limits/decision/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
 #include "rpc/grpc_server.h"
 #include "rpc/ingest_limits_service.h"

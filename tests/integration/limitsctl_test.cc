@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 #include "storage/codec.h"
 #include "storage/db.h"
 #include "testing/fake_clock.h"

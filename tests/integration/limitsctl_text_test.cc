@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/utf8.h"
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 #include "storage/db.h"
 #include "testing/fake_clock.h"
 #include "testing/subprocess.h"

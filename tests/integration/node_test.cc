@@ -16,7 +16,7 @@
 
 #include "common/log.h"
 #include "kafka/record_codec.h"
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 #include "node/node.h"
 #include "proto/limits.grpc.pb.h"
 #include "testing/http_client.h"

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "limits/assignment_lookup.h"
+#include "limits/lifecycle/assignment_lookup.h"
 #include "testing/test_kafka.h"
 
 namespace limits {

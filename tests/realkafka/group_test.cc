@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 #include "realkafka/realkafka_fixture.h"
 #include "testing/wait_for.h"
 

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "limits/reason.h"
+#include "limits/decision/reason.h"
 #include "realkafka/realkafka_fixture.h"
 #include "testing/wait_for.h"
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "limits/offset_source.h"
+#include "limits/lifecycle/offset_source.h"
 
 namespace limits::testing {
 

@@ -4,7 +4,7 @@
 
 #include "config/load_config.h"
 #include "kafka/record_codec.h"
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 
 namespace limits::testing {
 

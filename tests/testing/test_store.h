@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 #include "storage/db.h"
 #include "testing/temp_dir.h"
 

@@ -3,7 +3,7 @@
 #include <cinttypes>
 
 #include "command.h"
-#include "limits/rate_ring.h"
+#include "limits/usage/rate_ring.h"
 #include "output.h"
 #include "storage/codec.h"
 #include "storage/column_families.h"

@@ -3,7 +3,7 @@
 #include <tuple>
 
 #include "command.h"
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 #include "output.h"
 #include "storage/codec.h"
 #include "storage/column_families.h"

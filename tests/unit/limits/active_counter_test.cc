@@ -1,4 +1,4 @@
-#include "limits/active_counter.h"
+#include "limits/usage/active_counter.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "limits/evictor.h"
+#include "limits/lifecycle/evictor.h"
 
 #include <gtest/gtest.h>
 
-#include "limits/rate_limiter.h"
+#include "limits/decision/rate_limiter.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
 #include "testing/test_store.h"

@@ -1,4 +1,4 @@
-#include "limits/held_partitions.h"
+#include "limits/usage/held_partitions.h"
 
 #include <gtest/gtest.h>
 

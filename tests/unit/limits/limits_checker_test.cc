@@ -1,4 +1,4 @@
-#include "limits/limits_checker.h"
+#include "limits/decision/limits_checker.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-#include "limits/partition_manager.h"
+#include "limits/lifecycle/partition_manager.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 #include "testing/fake_clock.h"
 
 namespace limits {

@@ -1,4 +1,4 @@
-#include "limits/rate_ring.h"
+#include "limits/usage/rate_ring.h"
 
 #include <gtest/gtest.h>
 

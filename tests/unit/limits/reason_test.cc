@@ -1,6 +1,6 @@
 // The reason codes are a wire contract with Loki (pkg/limits/reason.go on Loki's main): a
 // renumbering here changes what Loki's distributor does with a stream.
-#include "limits/reason.h"
+#include "limits/decision/reason.h"
 
 #include <gtest/gtest.h>
 

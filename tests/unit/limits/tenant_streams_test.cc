@@ -1,4 +1,4 @@
-#include "limits/tenant_streams.h"
+#include "limits/usage/tenant_streams.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <tuple>
 #include <vector>
 
-#include "limits/name_table.h"
-#include "limits/partition_usage.h"
-#include "limits/tenant_directory.h"
-#include "limits/partition_set.h"
+#include "limits/usage/name_table.h"
+#include "limits/usage/partition_set.h"
+#include "limits/usage/partition_usage.h"
+#include "limits/usage/tenant_directory.h"
 
 namespace limits {
 namespace {

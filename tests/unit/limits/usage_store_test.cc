@@ -1,4 +1,4 @@
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <tuple>
 
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 #include "storage/codec.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"

@@ -1,4 +1,4 @@
-#include "limits/windows.h"
+#include "limits/usage/windows.h"
 
 #include <gtest/gtest.h>
 

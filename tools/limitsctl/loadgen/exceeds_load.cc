@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "config/units.h"
-#include "limits/reason.h"
+#include "limits/decision/reason.h"
 
 namespace limits::loadgen {
 namespace {

@@ -2,8 +2,8 @@
 // UsageStore::UpdateCond asks before it admits a stream (a new one, or one changing bucket).
 // The store knows streams and counts; a quota knows limits: which bucket a policy counts in,
 // whether that bucket is limited, and how many places are left once the store has counted
-// the tenant's active streams into it. Admission (admission.h: a global limit as this node's
-// pool share) is the one in use; a cross-node allowance would be another.
+// the tenant's active streams into it. Admission (decision/admission.h: a global limit as
+// this node's pool share) is the one in use; a cross-node allowance would be another.
 // Lifecycle: one per UpdateCond call (counting adds to it). Not thread-safe: UpdateCond uses
 // it under the tenant's admission stripe.
 #pragma once
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "limits/tenant_streams.h"
+#include "limits/usage/tenant_streams.h"
 
 namespace limits {
 

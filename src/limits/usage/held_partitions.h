@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/try_lock_until.h"
-#include "limits/partition_usage.h"
+#include "limits/usage/partition_usage.h"
 
 namespace limits {
 

@@ -1,4 +1,4 @@
-#include "limits/partition_lifecycler.h"
+#include "limits/lifecycle/partition_lifecycler.h"
 
 #include <algorithm>
 

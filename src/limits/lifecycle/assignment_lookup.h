@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "limits/offset_source.h"
+#include "limits/lifecycle/offset_source.h"
 #include "storage/checkpoint.h"
 
 namespace limits {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "limits/offset_source.h"
+#include "limits/lifecycle/offset_source.h"
 
 namespace limits {
 

@@ -1,4 +1,4 @@
-#include "limits/evictor.h"
+#include "limits/lifecycle/evictor.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "limits/usage_store.h"
+#include "limits/usage/usage_store.h"
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/hash/hash.h>
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/log.h"
-#include "limits/held_partitions.h"
+#include "limits/usage/held_partitions.h"
 #include "storage/codec.h"
 #include "storage/column_families.h"
 

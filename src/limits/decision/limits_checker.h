@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "limits/limits_provider.h"
-#include "limits/partition_manager.h"
-#include "limits/rate_limiter.h"
-#include "limits/reason.h"
-#include "limits/stream_sink.h"
-#include "limits/tenant_counters.h"
-#include "limits/usage_store.h"
+#include "limits/decision/limits_provider.h"
+#include "limits/decision/rate_limiter.h"
+#include "limits/decision/reason.h"
+#include "limits/decision/stream_sink.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/usage/tenant_counters.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits {
 

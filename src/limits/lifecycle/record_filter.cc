@@ -1,4 +1,4 @@
-#include "limits/record_filter.h"
+#include "limits/lifecycle/record_filter.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "limits/assignment_lookup.h"
-#include "limits/offset_source.h"
-#include "limits/partition_manager.h"
-#include "limits/usage_store.h"
+#include "limits/lifecycle/assignment_lookup.h"
+#include "limits/lifecycle/offset_source.h"
+#include "limits/lifecycle/partition_manager.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "limits/tenant_limits.h"
+#include "limits/decision/tenant_limits.h"
 
 namespace limits {
 

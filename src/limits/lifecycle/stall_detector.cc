@@ -1,4 +1,4 @@
-#include "limits/stall_detector.h"
+#include "limits/lifecycle/stall_detector.h"
 
 #include <algorithm>
 

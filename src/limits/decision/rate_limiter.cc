@@ -1,4 +1,4 @@
-#include "limits/rate_limiter.h"
+#include "limits/decision/rate_limiter.h"
 
 #include <absl/hash/hash.h>
 #include <absl/strings/string_view.h>

@@ -1,4 +1,4 @@
-#include "limits/partition_manager.h"
+#include "limits/lifecycle/partition_manager.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "limits/tenant_streams.h"
+#include "limits/usage/tenant_streams.h"
 
 #include <algorithm>
 

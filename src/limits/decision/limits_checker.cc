@@ -1,9 +1,9 @@
-#include "limits/limits_checker.h"
+#include "limits/decision/limits_checker.h"
 
 #include <optional>
 
 #include "common/log.h"
-#include "limits/admission.h"
+#include "limits/decision/admission.h"
 
 namespace limits {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "common/clock.h"
 #include "common/periodic.h"
-#include "limits/tenant_counters.h"
-#include "limits/usage_store.h"
+#include "limits/usage/tenant_counters.h"
+#include "limits/usage/usage_store.h"
 
 namespace limits {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "limits/partition_state.h"
+#include "limits/lifecycle/partition_state.h"
 
 namespace limits {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string_view>
 
-#include "limits/name_table.h"
+#include "limits/usage/name_table.h"
 
 namespace limits {
 

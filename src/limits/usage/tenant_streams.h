@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "limits/active_counter.h"
-#include "limits/rate_ring.h"
-#include "limits/tenant_directory.h"
-#include "limits/windows.h"
+#include "limits/usage/active_counter.h"
+#include "limits/usage/rate_ring.h"
+#include "limits/usage/tenant_directory.h"
+#include "limits/usage/windows.h"
 
 namespace limits {
 

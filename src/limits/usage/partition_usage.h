@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "limits/tenant_directory.h"
-#include "limits/tenant_streams.h"
-#include "limits/windows.h"
+#include "limits/usage/tenant_directory.h"
+#include "limits/usage/tenant_streams.h"
+#include "limits/usage/windows.h"
 
 namespace limits {
 

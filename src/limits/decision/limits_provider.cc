@@ -1,4 +1,4 @@
-#include "limits/limits_provider.h"
+#include "limits/decision/limits_provider.h"
 
 namespace limits {
 

@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "limits/bucket_quota.h"
-#include "limits/tenant_limits.h"
-#include "limits/tenant_streams.h"
+#include "limits/decision/tenant_limits.h"
+#include "limits/usage/bucket_quota.h"
+#include "limits/usage/tenant_streams.h"
 
 namespace limits {
 

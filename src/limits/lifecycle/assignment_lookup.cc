@@ -1,4 +1,4 @@
-#include "limits/assignment_lookup.h"
+#include "limits/lifecycle/assignment_lookup.h"
 
 #include <algorithm>
 

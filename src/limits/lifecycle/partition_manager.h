@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "limits/partition_set.h"
-#include "limits/partition_state.h"
+#include "limits/lifecycle/partition_state.h"
+#include "limits/usage/partition_set.h"
 
 namespace limits {
 
