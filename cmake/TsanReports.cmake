@@ -1,0 +1,21 @@
+# cmake -DDIR=<reports dir> -DMODE=clear|check -P TsanReports.cmake
+# The tsan fixture's two ends (Testing.cmake): clear empties the directory that every test and
+# child process writes its ThreadSanitizer reports to; check fails listing every report found.
+if(MODE STREQUAL "clear")
+  file(REMOVE_RECURSE "${DIR}")
+  file(MAKE_DIRECTORY "${DIR}")
+elseif(MODE STREQUAL "check")
+  file(GLOB reports "${DIR}/report*")
+  list(LENGTH reports count)
+  if(count EQUAL 0)
+    message(STATUS "no ThreadSanitizer report in ${DIR}")
+  else()
+    foreach(report IN LISTS reports)
+      file(READ "${report}" text)
+      message("==== ${report}\n${text}")
+    endforeach()
+    message(FATAL_ERROR "${count} ThreadSanitizer report file(s) in ${DIR}")
+  endif()
+else()
+  message(FATAL_ERROR "TsanReports.cmake: MODE must be clear or check, not '${MODE}'")
+endif()
