@@ -20,6 +20,12 @@ if(LIMITSD_TSAN)
   endif()
   add_compile_options(-fsanitize=thread -O1 -g1)
   add_link_options(-fsanitize=thread)
+  # An executable exports the instances of std:: and grpc:: templates it compiled (instrumented)
+  # that a shared library also uses, and the dynamic linker then binds the library's calls to
+  # them: Debian's uninstrumented gRPC and RocksDB would run our instrumented std::string and
+  # gRPC callback code on their own threads, whose hand-overs TSAN cannot see. Exporting
+  # nothing keeps each library on its own (uninstrumented) copies.
+  add_link_options($<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-Wl,--version-script=${PROJECT_SOURCE_DIR}/tests/tsan/executable.map>)
   add_library(limits_tsan_c11_threads SHARED ${PROJECT_SOURCE_DIR}/tests/tsan/c11_threads.cc)
   target_link_libraries(limits_warnings INTERFACE limits_tsan_c11_threads)
 endif()

@@ -8,6 +8,7 @@
 // TSAN build ahead of libc, defines those functions over the pthread ones TSAN does intercept.
 // glibc's C11 types are layout-compatible with the pthread ones they wrap (threads.h).
 #include <pthread.h>
+#include <sanitizer/tsan_interface.h>
 #include <threads.h>
 
 #include <cerrno>
@@ -75,21 +76,48 @@ int mtx_init(mtx_t* m, int type) {
   if (type & mtx_recursive) pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   int e = pthread_mutex_init(M(m), &attr);
   pthread_mutexattr_destroy(&attr);
+  // librdkafka initialises a mutex on one thread and hands the object it lives in to another
+  // through its own uninstrumented atomics; TSAN would report the first lock there as racing
+  // with the initialisation. What librdkafka guarantees, said to TSAN: the initialisation
+  // happens before every lock. (A lock's own acquire from the last unlock is unchanged.)
+  __tsan_release(m);
   return FromErrno(e);
 }
-int mtx_lock(mtx_t* m) { return FromErrno(pthread_mutex_lock(M(m))); }
-int mtx_trylock(mtx_t* m) { return FromErrno(pthread_mutex_trylock(M(m))); }
+int mtx_lock(mtx_t* m) {
+  __tsan_acquire(m);
+  return FromErrno(pthread_mutex_lock(M(m)));
+}
+int mtx_trylock(mtx_t* m) {
+  __tsan_acquire(m);
+  return FromErrno(pthread_mutex_trylock(M(m)));
+}
 int mtx_timedlock(mtx_t* __restrict m, const struct timespec* __restrict until) {
+  __tsan_acquire(m);
   return FromErrno(pthread_mutex_timedlock(M(m), until));
 }
 int mtx_unlock(mtx_t* m) { return FromErrno(pthread_mutex_unlock(M(m))); }
 void mtx_destroy(mtx_t* m) { pthread_mutex_destroy(M(m)); }
 
-int cnd_init(cnd_t* c) { return FromErrno(pthread_cond_init(C(c), nullptr)); }
-int cnd_signal(cnd_t* c) { return FromErrno(pthread_cond_signal(C(c))); }
-int cnd_broadcast(cnd_t* c) { return FromErrno(pthread_cond_broadcast(C(c))); }
-int cnd_wait(cnd_t* c, mtx_t* m) { return FromErrno(pthread_cond_wait(C(c), M(m))); }
+// The same for condition variables: initialised on one thread, used on others.
+int cnd_init(cnd_t* c) {
+  int e = pthread_cond_init(C(c), nullptr);
+  __tsan_release(c);
+  return FromErrno(e);
+}
+int cnd_signal(cnd_t* c) {
+  __tsan_acquire(c);
+  return FromErrno(pthread_cond_signal(C(c)));
+}
+int cnd_broadcast(cnd_t* c) {
+  __tsan_acquire(c);
+  return FromErrno(pthread_cond_broadcast(C(c)));
+}
+int cnd_wait(cnd_t* c, mtx_t* m) {
+  __tsan_acquire(c);
+  return FromErrno(pthread_cond_wait(C(c), M(m)));
+}
 int cnd_timedwait(cnd_t* __restrict c, mtx_t* __restrict m, const struct timespec* __restrict until) {
+  __tsan_acquire(c);
   return FromErrno(pthread_cond_timedwait(C(c), M(m), until));
 }
 void cnd_destroy(cnd_t* c) { pthread_cond_destroy(C(c)); }
