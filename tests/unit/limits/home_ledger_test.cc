@@ -1,4 +1,5 @@
 #include "limits/zone/home_ledger.h"
+#include "limits/zone/member_bucket.h"
 
 #include <gtest/gtest.h>
 
@@ -114,6 +115,27 @@ TEST(HomeLedgerTest, AForgottenMembersHeadroomIsFreeAndItsCountsStay) {
   EXPECT_EQ(ledger.Free(0), 7);
 }
 
+TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
+  MemberBucket b;
+  EXPECT_FALSE(b.TrySpend());
+  b.Heat(2);
+  EXPECT_TRUE(b.Apply({5, 3}));
+  EXPECT_EQ(b.unused(), 7u);
+  EXPECT_FALSE(b.Apply({4, 2}));  // older than the last applied: dropped
+  EXPECT_FALSE(b.Apply({4, 3}));
+  EXPECT_EQ(b.unused(), 7u);
+  EXPECT_TRUE(b.Apply({-10, 4}));  // a return takes at most what is left
+  EXPECT_EQ(b.unused(), 0u);
+  EXPECT_TRUE(b.Apply({1, 6}));
+  EXPECT_TRUE(b.TrySpend());
+  EXPECT_FALSE(b.TrySpend());
+  const MemberReport r1 = b.Report({{0, 9}});
+  const MemberReport r2 = b.Report({});
+  EXPECT_LT(r1.seq, r2.seq);
+  EXPECT_EQ(r2.applied_directive, 6u);
+  EXPECT_EQ(r2.unused, 0u);
+}
+
 // A zone simulated step by step: members spend the headroom they hold on the partitions they
 // own, streams expire, partitions move and members die, while reports and directives are
 // delayed, reordered, duplicated and dropped. After every step the zone's true total (active
@@ -153,7 +175,7 @@ class Zone {
     uint64_t total = 0;
     for (uint64_t c : count_) total += c;
     for (const MemberState& m : members_) {
-      if (m.alive) total += m.unused;
+      if (m.alive) total += m.bucket.unused();
     }
     return total;
   }
@@ -183,9 +205,7 @@ class Zone {
   struct MemberState {
     std::string id;
     bool alive = true;
-    uint64_t unused = 0;
-    uint64_t applied = 0;
-    uint64_t report_seq = 0;
+    MemberBucket bucket;
     std::set<int> owns;
     std::map<int, uint64_t> held;  // revoked partitions whose data it still has: their count then
   };
@@ -204,12 +224,11 @@ class Zone {
 
   void Spend() {
     MemberState& m = members_[Pick(members_.size())];
-    if (!m.alive || m.unused == 0 || m.owns.empty()) return;
+    if (!m.alive || m.owns.empty() || !m.bucket.TrySpend()) return;
     auto it = m.owns.begin();
     std::advance(it, Pick(m.owns.size()));
     ++count_[*it];
     if (auto r = replaying_.find(*it); r != replaying_.end()) ++r->second;
-    --m.unused;
     ++spent_;
   }
   void Expire() {
@@ -224,23 +243,20 @@ class Zone {
   void SendReport(size_t i) {
     MemberState& m = members_[i];
     if (!m.alive) return;
-    MemberReport r;
-    r.seq = ++m.report_seq;
+    std::vector<PartitionCount> counts;
     std::set<int> caught_up;
     for (int p : m.owns) {
       // A new owner replays the partition: until it has caught up its count lags behind.
       if (replaying_.contains(p) && Pick(3) == 0) replaying_.erase(p);
       if (auto it = replaying_.find(p); it != replaying_.end()) {
-        r.counts.push_back({p, it->second});
+        counts.push_back({p, it->second});
       } else {
-        r.counts.push_back({p, count_[p]});
+        counts.push_back({p, count_[p]});
         caught_up.insert(p);
       }
     }
-    for (const auto& [p, c] : m.held) r.counts.push_back({p, c});
-    r.unused = m.unused;
-    r.applied_directive = m.applied;
-    reports_.push_back({i, std::move(r), now_, std::move(caught_up)});
+    for (const auto& [p, c] : m.held) counts.push_back({p, c});
+    reports_.push_back({i, m.bucket.Report(std::move(counts)), now_, std::move(caught_up)});
   }
 
   void GrantSome() {
@@ -348,13 +364,7 @@ class Zone {
   }
   void ApplyDirective(const DirectiveInFlight& d) {
     MemberState& m = members_[d.member];
-    if (!m.alive || d.directive.seq <= m.applied) return;
-    m.applied = d.directive.seq;
-    if (d.directive.delta >= 0) {
-      m.unused += static_cast<uint64_t>(d.directive.delta);
-    } else {
-      m.unused -= std::min<uint64_t>(m.unused, static_cast<uint64_t>(-d.directive.delta));
-    }
+    if (m.alive) m.bucket.Apply(d.directive);
   }
 
   struct Dying {
