@@ -4,7 +4,7 @@
 
 namespace limits::zone {
 
-HomeLedger::HomeLedger(uint64_t limit, int64_t handover_grace_ms) : limit_(limit), grace_ms_(handover_grace_ms) {}
+HomeLedger::HomeLedger(uint64_t limit) : limit_(limit) {}
 
 HomeLedger::Member& HomeLedger::MemberOf(std::string_view member) {
   auto it = members_.find(member);
@@ -12,7 +12,8 @@ HomeLedger::Member& HomeLedger::MemberOf(std::string_view member) {
   return it->second;
 }
 
-bool HomeLedger::Apply(std::string_view member, const MemberReport& report, int64_t now_ms) {
+bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
+  if (forgotten_.contains(member)) return false;
   Member& m = MemberOf(member);
   if (m.reported && report.seq <= m.last_report) return false;
   m.reported = true;
@@ -24,40 +25,54 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report, int6
   std::erase_if(m.in_flight, [&](const Directive& d) { return d.seq <= m.applied; });
 
   for (const PartitionCount& pc : report.counts) {
+    uint64_t& generation = m.generations[pc.partition];
+    generation = std::max(generation, pc.generation);
     std::vector<Reading>& readings = partitions_[pc.partition];
     auto own = std::find_if(readings.begin(), readings.end(), [&](const Reading& r) { return r.member == member; });
     if (own == readings.end()) {
-      readings.push_back({std::string(member), pc.active, now_ms});
+      readings.push_back({std::string(member), pc});
     } else {
-      own->active = pc.active;
-      own->at_ms = now_ms;
+      own->count = pc;
     }
-    // Other members' readings count only during the handover grace; the newest always counts
-    // (a report that omits a partition never clears it).
-    const auto newest = std::max_element(readings.begin(), readings.end(),
-                                         [](const Reading& a, const Reading& b) { return a.at_ms < b.at_ms; });
-    const int64_t newest_at = newest->at_ms;
-    std::erase_if(readings, [&](const Reading& r) { return r.at_ms < now_ms - grace_ms_ && r.at_ms != newest_at; });
+    // A reading whose whole history another member has consumed adds nothing to that one's.
+    // Two that hold each other's (both consumed to the same end) keep the later owner's. (A
+    // report that omits a partition never clears it.)
+    auto covers = [](const PartitionCount& r, const PartitionCount& s) { return r.consumed >= s.horizon; };
+    std::vector<bool> drop(readings.size(), false);
+    for (size_t i = 0; i < readings.size(); ++i) {
+      const PartitionCount& s = readings[i].count;
+      for (size_t j = 0; j < readings.size() && !drop[i]; ++j) {
+        const PartitionCount& r = readings[j].count;
+        if (i == j || drop[j] || !covers(r, s)) continue;
+        drop[i] = !covers(s, r) || r.generation > s.generation || (r.generation == s.generation && j > i);
+      }
+    }
+    std::vector<Reading> kept;
+    for (size_t i = 0; i < readings.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(readings[i]));
+    }
+    readings.swap(kept);
   }
   return true;
 }
 
-uint64_t HomeLedger::EffectiveCount(const std::vector<Reading>& readings, int64_t now_ms) const {
-  if (readings.empty()) return 0;
-  const Reading* newest = &readings.front();
-  for (const Reading& r : readings) {
-    if (r.at_ms > newest->at_ms) newest = &r;
+uint64_t HomeLedger::PartitionTotal(const std::vector<Reading>& readings) {
+  // Each reading's history, plus what the members lagging behind it admitted since they took
+  // the partition over (after that history, or counted twice: never less). The largest counts.
+  uint64_t total = 0;
+  for (const Reading& s : readings) {
+    uint64_t with_later = s.count.active;
+    for (const Reading& r : readings) {
+      if (&r != &s && r.count.consumed < s.count.horizon) with_later += r.count.admitted;
+    }
+    total = std::max(total, with_later);
   }
-  uint64_t count = newest->active;
-  for (const Reading& r : readings) {
-    if (r.at_ms >= now_ms - grace_ms_) count = std::max(count, r.active);
-  }
-  return count;
+  return total;
 }
 
-uint64_t HomeLedger::Counted(int64_t now_ms) const {
+uint64_t HomeLedger::Counted() const {
   uint64_t total = 0;
-  for (const auto& [partition, readings] : partitions_) total += EffectiveCount(readings, now_ms);
+  for (const auto& [partition, readings] : partitions_) total += PartitionTotal(readings);
   return total;
 }
 
@@ -70,12 +85,12 @@ uint64_t HomeLedger::Held() const {
   return total;
 }
 
-int64_t HomeLedger::Free(int64_t now_ms) const {
-  return static_cast<int64_t>(limit_) - static_cast<int64_t>(Counted(now_ms)) - static_cast<int64_t>(Held());
+int64_t HomeLedger::Free() const {
+  return static_cast<int64_t>(limit_) - static_cast<int64_t>(Counted()) - static_cast<int64_t>(Held());
 }
 
-Directive HomeLedger::Grant(std::string_view member, uint64_t want, int64_t now_ms) {
-  const int64_t free = Free(now_ms);
+Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
+  const int64_t free = Free();
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
   Directive d{static_cast<int64_t>(places), ++next_seq_};
   if (places > 0) MemberOf(member).in_flight.push_back(d);
@@ -92,9 +107,24 @@ uint64_t HomeLedger::ReportedUnused(std::string_view member) const {
   return it == members_.end() ? 0 : it->second.unused;
 }
 
+bool HomeLedger::Forgettable(std::string_view member) const {
+  auto it = members_.find(member);
+  if (it == members_.end()) return true;
+  for (const auto& [partition, generation] : it->second.generations) {
+    auto p = partitions_.find(partition);
+    if (p == partitions_.end()) return false;
+    const bool taken_over = std::any_of(p->second.begin(), p->second.end(), [&](const Reading& r) {
+      return r.member != member && r.count.caught_up && r.count.generation > generation;
+    });
+    if (!taken_over) return false;
+  }
+  return true;
+}
+
 void HomeLedger::Forget(std::string_view member) {
   auto it = members_.find(member);
   if (it != members_.end()) members_.erase(it);
+  forgotten_.emplace(member);
 }
 
 }  // namespace limits::zone

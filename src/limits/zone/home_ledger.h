@@ -1,19 +1,25 @@
 // HomeLedger: the home node's account of one hot (tenant, bucket) of a zone — where each of the
 // bucket's L places is. A place is either counted in a partition (an active stream, as the
-// partition's owner last reported it) or held by a member as headroom it may spend without
+// partition's owners reported it) or held by a member as headroom it may spend without
 // asking. The ledger grants only what neither holds, so a zone whose members spend only
 // granted headroom never holds more than L (ARCHITECTURE.md, "Exact limits across a zone").
 //
 // Messages may arrive late, twice or never: a report older than one already applied is
 // ignored; a grant is held for its member until a report acknowledges its sequence number
 // (members apply directives in sequence order and drop older ones, so an acknowledged grant
-// that was lost on the way is never applied later); a partition that changes owner counts the
-// larger of its reports for the handover grace.
+// that was lost on the way is never applied later).
+// A partition that changes owner keeps every owner's reading until another has consumed past
+// its history; while the new owner lags behind, the partition counts the old owner's reading
+// plus the streams the new owner admitted since (its own count lacks the records it has not
+// replayed yet).
+// A forgotten member stays forgotten: its late reports are ignored (a restarted node reports
+// under a new incarnation).
 // Pure: no clock and no threads (times are passed in); the caller serialises calls.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,14 +29,30 @@ namespace limits::zone {
 // One partition's active streams of the bucket, as a member counted them.
 struct PartitionCount {
   int32_t partition = 0;
+  // Active streams in the records it consumed, plus those it admitted itself.
   uint64_t active = 0;
+  // It consumed every record before this offset.
+  int64_t consumed = 0;
+  // Every record its count holds lies before this offset: consumed, or past it when its own
+  // admissions were produced beyond what it consumed (INT64_MAX while one is not yet
+  // acknowledged by the broker, so not yet placed).
+  int64_t horizon = 0;
+  // Streams it admitted into the partition since it took it over (kept as they were once it
+  // no longer owns it).
+  uint64_t admitted = 0;
+  // The consumer group's generation in which it took the partition over, and whether it has
+  // since replayed up to the end offset it snapshotted then: a later owner that has caught up
+  // holds every record of the earlier ones.
+  uint64_t generation = 0;
+  bool caught_up = false;
 };
 
 // What a member tells the home about one bucket, taken atomically with its admissions.
 struct MemberReport {
   uint64_t seq = 0;  // the member's own counter: a report not newer than the last applied is ignored
-  // Every partition it serves, and every partition it served whose data it still holds (after
-  // a revocation the new owner may not have reported yet).
+  // Every partition it serves, and, in its first report after a revocation at least, every
+  // partition it no longer serves (their final counts: what it admitted there since its last
+  // report is no longer in its headroom).
   std::vector<PartitionCount> counts;
   uint64_t unused = 0;          // headroom it holds, every directive up to applied_directive applied
   uint64_t applied_directive = 0;  // the newest directive it has applied (older ones it drops)
@@ -45,35 +67,38 @@ struct Directive {
 
 class HomeLedger {
  public:
-  HomeLedger(uint64_t limit, int64_t handover_grace_ms);
+  explicit HomeLedger(uint64_t limit);
 
   uint64_t limit() const { return limit_; }
   void SetLimit(uint64_t limit) { limit_ = limit; }
 
-  // Applies a member's report, received at now_ms. Returns false when it was older than one
-  // already applied (and so ignored).
-  bool Apply(std::string_view member, const MemberReport& report, int64_t now_ms);
+  // Applies a member's report. Returns false when it was ignored: older than one already
+  // applied, or from a forgotten member.
+  bool Apply(std::string_view member, const MemberReport& report);
 
-  // Active streams of the bucket over every partition (the larger report during a handover).
-  uint64_t Counted(int64_t now_ms) const;
+  // Active streams of the bucket over every partition.
+  uint64_t Counted() const;
   // Headroom members hold: what they last reported unused, plus grants not yet acknowledged.
   uint64_t Held() const;
   // Places nobody counts or holds: L - Counted - Held (negative when the zone is over L, for
   // example after streams arrived from another zone).
-  int64_t Free(int64_t now_ms) const;
+  int64_t Free() const;
 
   // Grants up to `want` free places to `member` (delta 0 when none is free). Every directive,
   // even an empty one, carries a new sequence number.
-  Directive Grant(std::string_view member, uint64_t want, int64_t now_ms);
+  Directive Grant(std::string_view member, uint64_t want);
   // Asks `member` to give back `places` of the headroom it last reported (at most that). The
   // places stay held until a report acknowledges the directive.
   Directive Return(std::string_view member, uint64_t places);
   // What the member last reported unused (0 for one never heard of).
   uint64_t ReportedUnused(std::string_view member) const;
 
-  // A member that is gone (left the ring, or dead with its partitions owned by others): its
-  // headroom and unacknowledged grants are free again. Its partition counts stay until newer
-  // owners report them.
+  // Whether a member that is gone (its node left the ring or died) may be forgotten: every
+  // partition it ever counted has a later owner that has caught up. Until then its headroom
+  // stands: what it admitted after its last report may be in no count yet.
+  bool Forgettable(std::string_view member) const;
+  // Forgets a gone member: its headroom and unacknowledged grants are free again, and its late
+  // reports are ignored. Only when Forgettable.
   void Forget(std::string_view member);
 
  private:
@@ -83,20 +108,20 @@ class HomeLedger {
     uint64_t unused = 0;
     uint64_t applied = 0;
     std::vector<Directive> in_flight;  // grants with seq > applied
+    std::map<int32_t, uint64_t> generations;  // every partition it counted: its newest generation
   };
   struct Reading {
     std::string member;
-    uint64_t active = 0;
-    int64_t at_ms = 0;
+    PartitionCount count;
   };
 
-  uint64_t EffectiveCount(const std::vector<Reading>& readings, int64_t now_ms) const;
+  static uint64_t PartitionTotal(const std::vector<Reading>& readings);
   Member& MemberOf(std::string_view member);
 
   uint64_t limit_;
-  int64_t grace_ms_;
   uint64_t next_seq_ = 0;
   std::map<std::string, Member, std::less<>> members_;
+  std::set<std::string, std::less<>> forgotten_;
   std::map<int32_t, std::vector<Reading>> partitions_;
 };
 

@@ -19,9 +19,6 @@ class MemberBucket {
   uint64_t unused() const { return unused_; }
   uint64_t applied() const { return applied_; }
 
-  // Turning hot: the room left in this node's static share becomes headroom it holds.
-  void Heat(uint64_t room) { unused_ += room; }
-
   // Takes one place of headroom for a new stream; false when none is left.
   bool TrySpend() {
     if (unused_ == 0) return false;

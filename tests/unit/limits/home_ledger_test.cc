@@ -14,112 +14,132 @@
 namespace limits::zone {
 namespace {
 
-constexpr int64_t kGrace = 10'000;
-
 MemberReport Report(uint64_t seq, std::vector<PartitionCount> counts, uint64_t unused, uint64_t applied = 0) {
   return MemberReport{seq, std::move(counts), unused, applied};
 }
 
-TEST(HomeLedgerTest, GrantsOnlyWhatNoPartitionCountsAndNoMemberHolds) {
-  HomeLedger ledger(100, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {{0, 30}, {1, 10}}, 5), 0));
-  ASSERT_TRUE(ledger.Apply("b", Report(1, {{2, 20}}, 15), 0));
-  EXPECT_EQ(ledger.Counted(0), 60u);
-  EXPECT_EQ(ledger.Held(), 20u);
-  EXPECT_EQ(ledger.Free(0), 20);
+// A partition's count from an owner that has consumed all of it (and admitted nothing).
+PartitionCount Synced(int32_t partition, uint64_t active, int64_t end = 0, uint64_t generation = 1) {
+  return PartitionCount{partition, active, end, end, 0, generation, true};
+}
 
-  const Directive g = ledger.Grant("a", 50, 0);
+TEST(HomeLedgerTest, GrantsOnlyWhatNoPartitionCountsAndNoMemberHolds) {
+  HomeLedger ledger(100);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 30), Synced(1, 10)}, 5)));
+  ASSERT_TRUE(ledger.Apply("b", Report(1, {Synced(2, 20)}, 15)));
+  EXPECT_EQ(ledger.Counted(), 60u);
+  EXPECT_EQ(ledger.Held(), 20u);
+  EXPECT_EQ(ledger.Free(), 20);
+
+  const Directive g = ledger.Grant("a", 50);
   EXPECT_EQ(g.delta, 20);
-  EXPECT_EQ(ledger.Free(0), 0);
-  EXPECT_EQ(ledger.Grant("b", 1, 0).delta, 0);  // nothing left, but still a directive of its own
+  EXPECT_EQ(ledger.Free(), 0);
+  EXPECT_EQ(ledger.Grant("b", 1).delta, 0);  // nothing left, but still a directive of its own
 }
 
 TEST(HomeLedgerTest, AGrantIsHeldUntilAReportAcknowledgesIt) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {{0, 2}}, 0), 0));
-  const Directive g = ledger.Grant("a", 5, 0);
+  HomeLedger ledger(10);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 2)}, 0)));
+  const Directive g = ledger.Grant("a", 5);
   ASSERT_EQ(g.delta, 5);
   // A report sent before the member applied the grant does not free it.
-  ASSERT_TRUE(ledger.Apply("a", Report(2, {{0, 2}}, 0, 0), 1));
-  EXPECT_EQ(ledger.Free(1), 3);
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {Synced(0, 2)}, 0, 0)));
+  EXPECT_EQ(ledger.Free(), 3);
   // Applied and partly spent: the places are in the count and the unused headroom.
-  ASSERT_TRUE(ledger.Apply("a", Report(3, {{0, 4}}, 3, g.seq), 2));
+  ASSERT_TRUE(ledger.Apply("a", Report(3, {Synced(0, 4)}, 3, g.seq)));
   EXPECT_EQ(ledger.Held(), 3u);
-  EXPECT_EQ(ledger.Free(2), 3);
+  EXPECT_EQ(ledger.Free(), 3);
 }
 
 TEST(HomeLedgerTest, ALostGrantIsFreedOnceALaterDirectiveIsApplied) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 0), 0));
-  const Directive lost = ledger.Grant("a", 4, 0);
+  HomeLedger ledger(10);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 0)));
+  const Directive lost = ledger.Grant("a", 4);
   ASSERT_EQ(lost.delta, 4);
-  const Directive sync = ledger.Grant("a", 0, 0);
+  const Directive sync = ledger.Grant("a", 0);
   ASSERT_GT(sync.seq, lost.seq);
-  EXPECT_EQ(ledger.Free(0), 6);
+  EXPECT_EQ(ledger.Free(), 6);
   // The member applied only the later one: it drops the lost grant if it ever arrives.
-  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0, sync.seq), 1));
-  EXPECT_EQ(ledger.Free(1), 10);
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0, sync.seq)));
+  EXPECT_EQ(ledger.Free(), 10);
 }
 
 TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(5, {{0, 4}}, 1), 0));
-  EXPECT_FALSE(ledger.Apply("a", Report(4, {{0, 0}}, 0), 1));
-  EXPECT_FALSE(ledger.Apply("a", Report(5, {{0, 0}}, 0), 1));
-  EXPECT_EQ(ledger.Free(1), 5);
+  HomeLedger ledger(10);
+  ASSERT_TRUE(ledger.Apply("a", Report(5, {Synced(0, 4)}, 1)));
+  EXPECT_FALSE(ledger.Apply("a", Report(4, {Synced(0, 0)}, 0)));
+  EXPECT_FALSE(ledger.Apply("a", Report(5, {Synced(0, 0)}, 0)));
+  EXPECT_EQ(ledger.Free(), 5);
 }
 
 TEST(HomeLedgerTest, AReturnFreesItsPlacesOnlyWhenAcknowledged) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 8), 0));
+  HomeLedger ledger(10);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 8)));
   const Directive r = ledger.Return("a", 20);
   EXPECT_EQ(r.delta, -8);  // at most what it reported
-  EXPECT_EQ(ledger.Free(0), 2);
-  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0, r.seq), 1));
-  EXPECT_EQ(ledger.Free(1), 10);
+  EXPECT_EQ(ledger.Free(), 2);
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0, r.seq)));
+  EXPECT_EQ(ledger.Free(), 10);
 }
 
-TEST(HomeLedgerTest, DuringAHandoverAPartitionCountsItsLargerReport) {
-  HomeLedger ledger(100, kGrace);
-  // The old owner's last count, and the new owner's first, smaller (streams expired) or larger.
-  ASSERT_TRUE(ledger.Apply("old", Report(1, {{7, 40}}, 0), 0));
-  ASSERT_TRUE(ledger.Apply("new", Report(1, {{7, 35}}, 0), 100));
-  EXPECT_EQ(ledger.Counted(100), 40u);
-  ASSERT_TRUE(ledger.Apply("new", Report(2, {{7, 45}}, 0), 200));
-  EXPECT_EQ(ledger.Counted(200), 45u);
-  // Once the old owner's reading is older than the grace, the newest one alone counts.
-  ASSERT_TRUE(ledger.Apply("new", Report(3, {{7, 30}}, 0), 200 + kGrace + 1));
-  EXPECT_EQ(ledger.Counted(200 + kGrace + 1), 30u);
+// A new owner that lags behind and admits streams: its own count lacks the old owner's
+// records, the old owner's lacks its admissions.
+TEST(HomeLedgerTest, ALaggingNewOwnerCountsOnTopOfTheOldOwnersHistory) {
+  HomeLedger ledger(10);
+  // a owns p: 5 streams in offsets [0, 5). b holds 5 places of headroom: the zone is full.
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {PartitionCount{0, 5, 5, 5, 5, 1, true}}, 0)));
+  ASSERT_TRUE(ledger.Apply("b", Report(1, {}, 0)));
+  const Directive g = ledger.Grant("b", 5);
+  ASSERT_TRUE(ledger.Apply("b", Report(2, {}, 5, g.seq)));
+  ASSERT_EQ(ledger.Free(), 0);
+  // p moves to b, which has replayed 2 of the 5 records when it admits 3 streams (offsets 5-7).
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {PartitionCount{0, 5, 5, 5, 5, 1, true}}, 0)));
+  ASSERT_TRUE(ledger.Apply("b", Report(3, {PartitionCount{0, 5, 2, 8, 3, 2, false}}, 2, g.seq)));
+  // 8 streams and 2 places held: nothing to grant (a larger count is only a smaller grant).
+  EXPECT_GE(ledger.Counted(), 8u);
+  EXPECT_LE(ledger.Free(), 0);
+  EXPECT_EQ(ledger.Grant("c", 3).delta, 0);
+  // Caught up, b's count holds a's history: a's reading goes.
+  ASSERT_TRUE(ledger.Apply("b", Report(4, {PartitionCount{0, 8, 8, 8, 3, 2, true}}, 2, g.seq)));
+  EXPECT_EQ(ledger.Counted(), 8u);
+  EXPECT_EQ(ledger.Free(), 0);
 }
 
 TEST(HomeLedgerTest, AReportThatOmitsAPartitionDoesNotClearIt) {
-  HomeLedger ledger(100, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {{3, 12}}, 0), 0));
-  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0), 5 * kGrace));
-  EXPECT_EQ(ledger.Counted(5 * kGrace), 12u);
+  HomeLedger ledger(100);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(3, 12)}, 0)));
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0)));
+  EXPECT_EQ(ledger.Counted(), 12u);
 }
 
 TEST(HomeLedgerTest, StreamsFromAnotherZoneLeaveNothingToGrant) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {{0, 12}}, 0), 0));
-  EXPECT_EQ(ledger.Free(0), -2);
-  EXPECT_EQ(ledger.Grant("a", 1, 0).delta, 0);
+  HomeLedger ledger(10);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 12)}, 0)));
+  EXPECT_EQ(ledger.Free(), -2);
+  EXPECT_EQ(ledger.Grant("a", 1).delta, 0);
 }
 
-TEST(HomeLedgerTest, AForgottenMembersHeadroomIsFreeAndItsCountsStay) {
-  HomeLedger ledger(10, kGrace);
-  ASSERT_TRUE(ledger.Apply("a", Report(1, {{0, 3}}, 4), 0));
-  ASSERT_EQ(ledger.Grant("a", 2, 0).delta, 2);
+TEST(HomeLedgerTest, AGoneMemberIsForgottenOnceALaterOwnerOfEachPartitionCaughtUp) {
+  HomeLedger ledger(20);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 3, 3, 1), Synced(1, 2, 2, 1)}, 4)));
+  ASSERT_EQ(ledger.Grant("a", 2).delta, 2);
+  // a died. Its partitions' new owners: one still replaying, one caught up.
+  ASSERT_TRUE(ledger.Apply("b", Report(1, {PartitionCount{0, 1, 1, 1, 0, 2, false}, Synced(1, 2, 2, 2)}, 0)));
+  EXPECT_FALSE(ledger.Forgettable("a"));
+  ASSERT_TRUE(ledger.Apply("b", Report(2, {Synced(0, 3, 3, 2), Synced(1, 2, 2, 2)}, 0)));
+  ASSERT_TRUE(ledger.Forgettable("a"));
   ledger.Forget("a");
   EXPECT_EQ(ledger.Held(), 0u);
-  EXPECT_EQ(ledger.Free(0), 7);
+  EXPECT_EQ(ledger.Free(), 15);
+  // Its late reports are ignored: it would otherwise hold headroom forever.
+  EXPECT_FALSE(ledger.Apply("a", Report(2, {}, 6)));
+  EXPECT_EQ(ledger.Free(), 15);
 }
 
 TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
   MemberBucket b;
   EXPECT_FALSE(b.TrySpend());
-  b.Heat(2);
-  EXPECT_TRUE(b.Apply({5, 3}));
+  EXPECT_TRUE(b.Apply({7, 3}));
   EXPECT_EQ(b.unused(), 7u);
   EXPECT_FALSE(b.Apply({4, 2}));  // older than the last applied: dropped
   EXPECT_FALSE(b.Apply({4, 3}));
@@ -129,7 +149,7 @@ TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
   EXPECT_TRUE(b.Apply({1, 6}));
   EXPECT_TRUE(b.TrySpend());
   EXPECT_FALSE(b.TrySpend());
-  const MemberReport r1 = b.Report({{0, 9}});
+  const MemberReport r1 = b.Report({Synced(0, 9)});
   const MemberReport r2 = b.Report({});
   EXPECT_LT(r1.seq, r2.seq);
   EXPECT_EQ(r2.applied_directive, 6u);
@@ -137,27 +157,24 @@ TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
 }
 
 // A zone simulated step by step: members spend the headroom they hold on the partitions they
-// own, streams expire, partitions move and members die, while reports and directives are
-// delayed, reordered, duplicated and dropped. After every step the zone's true total (active
-// streams plus the headroom live members hold) stays within L, plus what other zones added.
+// own, streams expire, other zones add streams, partitions move to owners that replay them
+// behind the log, and members die, while reports and directives are delayed, reordered,
+// duplicated and dropped. After every step the zone's true total (active streams plus the
+// headroom live members hold) stays within L, plus what other zones added.
 class Zone {
  public:
   Zone(uint32_t seed, int members, int partitions, uint64_t limit)
-      : rng_(seed), ledger_(limit, kGrace), limit_(limit), count_(partitions, 0) {
+      : rng_(seed), ledger_(limit), limit_(limit), partitions_(partitions) {
     for (int i = 0; i < members; ++i) {
       MemberState m;
       m.id = "m";
       m.id += std::to_string(i);
       members_.push_back(std::move(m));
     }
-    for (int p = 0; p < partitions; ++p) {
-      owner_.push_back(p % members);
-      members_[p % members].owns.insert(p);
-    }
+    for (int p = 0; p < partitions; ++p) TakeOver(p, static_cast<size_t>(p % members));
   }
 
   void Step() {
-    ++now_;
     switch (Pick(11)) {
       case 0: case 1: case 2: Spend(); break;
       case 3: SendReport(Pick(members_.size())); break;
@@ -173,7 +190,7 @@ class Zone {
 
   uint64_t TrueTotal() const {
     uint64_t total = 0;
-    for (uint64_t c : count_) total += c;
+    for (const PartitionState& p : partitions_) total += p.count;
     for (const MemberState& m : members_) {
       if (m.alive) total += m.bucket.unused();
     }
@@ -182,38 +199,55 @@ class Zone {
   uint64_t Bound() const { return limit_ + other_zone_; }
   uint64_t spent() const { return spent_; }
 
-  // Every message delivered, every takeover reported, every reading older than the grace: the
+  // Every owner caught up, every message delivered and every gone member forgotten: the
   // ledger then knows the zone exactly, so nothing is lost for good.
   void Settle() {
-    replaying_.clear();
+    for (MemberState& m : members_) {
+      for (auto& [p, own] : m.owns) {
+        own.consumed = partitions_[p].end;
+        own.caught_up = true;
+      }
+    }
     for (int round = 0; round < 3; ++round) {
       // An empty directive settles grants that were lost on the way.
       for (size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i].alive) directives_.push_back({i, ledger_.Grant(members_[i].id, 0, now_)});
+        if (members_[i].alive) directives_.push_back({i, ledger_.Grant(members_[i].id, 0)});
       }
       while (!directives_.empty()) DeliverOldest();
       for (size_t i = 0; i < members_.size(); ++i) SendReport(i);
       while (!reports_.empty() || !directives_.empty()) DeliverOldest();
       ForgetTheGone();
-      now_ += kGrace + 1;
     }
   }
-  int64_t LedgerFree() const { return ledger_.Free(now_); }
+  int64_t LedgerFree() const { return ledger_.Free(); }
   int64_t TrueFree() const { return static_cast<int64_t>(limit_) - static_cast<int64_t>(TrueTotal()); }
 
  private:
+  struct PartitionState {
+    uint64_t count = 0;  // the truth: active streams
+    int64_t end = 0;     // the log's end offset (one record per admitted stream)
+    size_t owner = 0;
+    uint64_t generation = 0;
+  };
+  struct Ownership {
+    uint64_t generation = 0;
+    int64_t snapshot_end = 0;  // the log end when it took the partition over
+    int64_t consumed = 0;
+    int64_t horizon = 0;
+    uint64_t admitted = 0;
+    bool caught_up = false;
+  };
   struct MemberState {
     std::string id;
     bool alive = true;
     MemberBucket bucket;
-    std::set<int> owns;
-    std::map<int, uint64_t> held;  // revoked partitions whose data it still has: their count then
+    std::map<int, Ownership> owns;
+    std::map<int, PartitionCount> revoked;  // final counts, reported at least once
+    std::set<int> revoked_unreported;
   };
   struct InFlight {
     size_t member;
     MemberReport report;
-    int64_t sent;
-    std::set<int> caught_up;  // partitions whose count is the whole truth
   };
   struct DirectiveInFlight {
     size_t member;
@@ -222,21 +256,54 @@ class Zone {
 
   size_t Pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
 
+  // What an owner counts: exact once it has consumed the whole log; while it lags behind, at
+  // most the records it consumed plus its own admissions (never less than their live streams).
+  PartitionCount CountOf(int p, const Ownership& own) const {
+    const PartitionState& ps = partitions_[p];
+    const uint64_t active = own.consumed >= ps.end
+                                ? ps.count
+                                : std::min<uint64_t>(ps.count, static_cast<uint64_t>(own.consumed)) + own.admitted;
+    return PartitionCount{p, active, own.consumed, std::max(own.consumed, own.horizon), own.admitted,
+                          own.generation, own.caught_up};
+  }
+
+  void TakeOver(int p, size_t to) {
+    PartitionState& ps = partitions_[p];
+    Ownership own;
+    own.generation = ++ps.generation;
+    own.snapshot_end = ps.end;
+    own.consumed = ps.end - static_cast<int64_t>(std::min<size_t>(static_cast<size_t>(ps.end), Pick(5)));
+    own.horizon = own.consumed;
+    own.caught_up = own.consumed >= own.snapshot_end;
+    ps.owner = to;
+    members_[to].owns[p] = own;
+    members_[to].revoked.erase(p);
+    members_[to].revoked_unreported.erase(p);
+  }
+
   void Spend() {
     MemberState& m = members_[Pick(members_.size())];
     if (!m.alive || m.owns.empty() || !m.bucket.TrySpend()) return;
     auto it = m.owns.begin();
     std::advance(it, Pick(m.owns.size()));
-    ++count_[*it];
-    if (auto r = replaying_.find(*it); r != replaying_.end()) ++r->second;
+    PartitionState& ps = partitions_[it->first];
+    Ownership& own = it->second;
+    const bool in_sync = own.consumed == ps.end;
+    ++ps.count;
+    ++ps.end;  // its record
+    ++own.admitted;
+    own.horizon = ps.end;
+    if (in_sync) own.consumed = ps.end;
     ++spent_;
   }
   void Expire() {
-    const int p = static_cast<int>(Pick(count_.size()));
-    if (count_[p] > 0) --count_[p];
+    PartitionState& ps = partitions_[Pick(partitions_.size())];
+    if (ps.count > 0) --ps.count;
   }
   void OtherZone() {
-    ++count_[Pick(count_.size())];
+    PartitionState& ps = partitions_[Pick(partitions_.size())];
+    ++ps.count;
+    ++ps.end;
     ++other_zone_;
   }
 
@@ -244,25 +311,26 @@ class Zone {
     MemberState& m = members_[i];
     if (!m.alive) return;
     std::vector<PartitionCount> counts;
-    std::set<int> caught_up;
-    for (int p : m.owns) {
-      // A new owner replays the partition: until it has caught up its count lags behind.
-      if (replaying_.contains(p) && Pick(3) == 0) replaying_.erase(p);
-      if (auto it = replaying_.find(p); it != replaying_.end()) {
-        counts.push_back({p, it->second});
-      } else {
-        counts.push_back({p, count_[p]});
-        caught_up.insert(p);
-      }
+    for (auto& [p, own] : m.owns) {
+      // Replay moves on between reports.
+      own.consumed = std::min(partitions_[p].end, own.consumed + static_cast<int64_t>(Pick(3)));
+      if (own.consumed >= own.snapshot_end) own.caught_up = true;
+      counts.push_back(CountOf(p, own));
     }
-    for (const auto& [p, c] : m.held) counts.push_back({p, c});
-    reports_.push_back({i, m.bucket.Report(std::move(counts)), now_, std::move(caught_up)});
+    // A revoked partition's final count goes out in the first report after the revocation;
+    // later ones may or may not repeat it.
+    for (auto it = m.revoked.begin(); it != m.revoked.end();) {
+      const bool first = m.revoked_unreported.erase(it->first) > 0;
+      if (first || Pick(2) == 0) counts.push_back(it->second);
+      it = (!first && Pick(4) == 0) ? m.revoked.erase(it) : std::next(it);
+    }
+    reports_.push_back({i, m.bucket.Report(std::move(counts))});
   }
 
   void GrantSome() {
     const size_t i = Pick(members_.size());
     if (!members_[i].alive) return;
-    directives_.push_back({i, ledger_.Grant(members_[i].id, 1 + Pick(8), now_)});
+    directives_.push_back({i, ledger_.Grant(members_[i].id, 1 + Pick(8))});
   }
   void ReturnSome() {
     const size_t i = Pick(members_.size());
@@ -271,22 +339,15 @@ class Zone {
   }
 
   void Move() {
-    const int p = static_cast<int>(Pick(count_.size()));
+    const int p = static_cast<int>(Pick(partitions_.size()));
     const size_t to = Pick(members_.size());
-    const size_t from = owner_[p];
+    const size_t from = partitions_[p].owner;
     if (to == from || !members_[to].alive) return;
-    MoveTo(p, to);
-  }
-  void MoveTo(int p, size_t to) {
-    MemberState& old = members_[owner_[p]];
+    MemberState& old = members_[from];
+    old.revoked[p] = CountOf(p, old.owns.at(p));
+    old.revoked_unreported.insert(p);
     old.owns.erase(p);
-    if (old.alive) old.held[p] = count_[p];  // reported until the new owner's count is in
-    owner_[p] = to;
-    members_[to].owns.insert(p);
-    members_[to].held.erase(p);
-    taken_over_.erase(p);
-    // The newest records are not replayed yet.
-    replaying_[p] = count_[p] - std::min<uint64_t>(count_[p], Pick(4));
+    TakeOver(p, to);
   }
 
   void Kill() {
@@ -296,27 +357,25 @@ class Zone {
     }
     if (alive.size() < 2) return;
     const size_t dead = alive[Pick(alive.size())];
-    members_[dead].alive = false;
-    members_[dead].held.clear();
-    std::erase_if(reports_, [&](const InFlight& f) { return f.member == dead; });
-    // Kafka gives its partitions to the others.
-    const std::set<int> owned = members_[dead].owns;
+    MemberState& m = members_[dead];
+    m.alive = false;
+    // Kafka gives its partitions to the others. Its reports still on the way arrive late.
+    std::vector<int> owned;
+    for (const auto& [p, own] : m.owns) owned.push_back(p);
+    m.owns.clear();
+    m.revoked.clear();
     for (int p : owned) {
       size_t to = dead;
       while (to == dead || !members_[to].alive) to = Pick(members_.size());
-      MoveTo(p, to);
+      TakeOver(p, to);
     }
-    dying_.push_back({dead, owned});
+    dying_.push_back(dead);
   }
 
-  // A dead member is forgotten (its headroom freed) only once the new owners of its partitions
-  // have reported them: until then its last counts and its headroom both stand.
   void ForgetTheGone() {
-    std::erase_if(dying_, [&](const Dying& d) {
-      for (int p : d.partitions) {
-        if (!taken_over_.contains(p)) return false;
-      }
-      ledger_.Forget(members_[d.member].id);
+    std::erase_if(dying_, [&](size_t dead) {
+      if (!ledger_.Forgettable(members_[dead].id)) return false;
+      ledger_.Forget(members_[dead].id);
       return true;
     });
   }
@@ -328,62 +387,40 @@ class Zone {
       const size_t k = Pick(std::min<size_t>(reports_.size(), 4));  // out of order
       InFlight f = reports_[k];
       if (Pick(8) == 0) {
-        reports_.erase(reports_.begin() + static_cast<long>(k));  // dropped
+        reports_.erase(reports_.begin() + static_cast<std::ptrdiff_t>(k));  // dropped
         return;
       }
-      if (Pick(8) != 0) reports_.erase(reports_.begin() + static_cast<long>(k));  // else: delivered twice
-      ApplyReport(f);
+      // Else delivered, and once in eight times kept to be delivered again.
+      if (Pick(8) != 0) reports_.erase(reports_.begin() + static_cast<std::ptrdiff_t>(k));
+      ledger_.Apply(members_[f.member].id, f.report);
     } else {
       const size_t k = Pick(std::min<size_t>(directives_.size(), 4));
       DirectiveInFlight d = directives_[k];
-      directives_.erase(directives_.begin() + static_cast<long>(k));
+      directives_.erase(directives_.begin() + static_cast<std::ptrdiff_t>(k));
       if (Pick(8) == 0) return;  // dropped
-      ApplyDirective(d);
+      if (members_[d.member].alive) members_[d.member].bucket.Apply(d.directive);
     }
   }
   void DeliverOldest() {
     if (!reports_.empty()) {
-      InFlight f = reports_.front();
+      const InFlight f = reports_.front();
       reports_.pop_front();
-      ApplyReport(f);
+      ledger_.Apply(members_[f.member].id, f.report);
     } else {
-      DirectiveInFlight d = directives_.front();
+      const DirectiveInFlight d = directives_.front();
       directives_.pop_front();
-      ApplyDirective(d);
+      if (members_[d.member].alive) members_[d.member].bucket.Apply(d.directive);
     }
   }
-  void ApplyReport(const InFlight& f) {
-    if (!ledger_.Apply(members_[f.member].id, f.report, now_)) return;
-    for (const PartitionCount& pc : f.report.counts) {
-      if (owner_[pc.partition] != f.member || !f.caught_up.contains(pc.partition)) continue;
-      if (taken_over_.insert(pc.partition).second) {
-        // The previous owners stop reporting it: the new owner's count is in.
-        for (MemberState& m : members_) m.held.erase(pc.partition);
-      }
-    }
-  }
-  void ApplyDirective(const DirectiveInFlight& d) {
-    MemberState& m = members_[d.member];
-    if (m.alive) m.bucket.Apply(d.directive);
-  }
-
-  struct Dying {
-    size_t member;
-    std::set<int> partitions;
-  };
 
   std::mt19937 rng_;
   HomeLedger ledger_;
   uint64_t limit_;
-  int64_t now_ = 0;
-  std::vector<uint64_t> count_;
-  std::vector<size_t> owner_;
+  std::vector<PartitionState> partitions_;
   std::vector<MemberState> members_;
   std::deque<InFlight> reports_;
   std::deque<DirectiveInFlight> directives_;
-  std::set<int> taken_over_;
-  std::map<int, uint64_t> replaying_;  // a new owner's count while it replays
-  std::vector<Dying> dying_;
+  std::vector<size_t> dying_;
   uint64_t other_zone_ = 0;
   uint64_t spent_ = 0;
 };
