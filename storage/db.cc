@@ -15,6 +15,18 @@
 #include "storage/info_log.h"
 #include "storage/rocks_status.h"
 
+// GCC says -fsanitize=thread with __SANITIZE_THREAD__, clang with __has_feature.
+#if defined(__SANITIZE_THREAD__)
+#define LIMITS_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LIMITS_TSAN_BUILD 1
+#endif
+#endif
+#ifndef LIMITS_TSAN_BUILD
+#define LIMITS_TSAN_BUILD 0
+#endif
+
 namespace limits::storage {
 
 struct Db::Rep {
@@ -39,7 +51,7 @@ struct Db::Rep {
   // (Debian's RocksDB is not instrumented). TSAN builds serialise the writes so that it sees
   // the hand-over as the mutex it is (tests/tsan/README.md); others keep the grouping.
   rocksdb::Status Commit(const rocksdb::WriteOptions& wo, rocksdb::WriteBatch* wb) {
-#if defined(__SANITIZE_THREAD__)
+#if LIMITS_TSAN_BUILD
     std::lock_guard lock(tsan_write_mu);
 #endif
     return db->Write(wo, wb);
@@ -47,10 +59,10 @@ struct Db::Rep {
   rocksdb::Status Put(const rocksdb::WriteOptions& wo, rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                       std::string_view value) {
     rocksdb::WriteBatch wb;
-    wb.Put(cf, rocksdb::Slice(key.data(), key.size()), rocksdb::Slice(value.data(), value.size()));
-    return Commit(wo, &wb);
+    rocksdb::Status s = wb.Put(cf, rocksdb::Slice(key.data(), key.size()), rocksdb::Slice(value.data(), value.size()));
+    return s.ok() ? Commit(wo, &wb) : s;
   }
-#if defined(__SANITIZE_THREAD__)
+#if LIMITS_TSAN_BUILD
   std::mutex tsan_write_mu;
 #endif
 
@@ -162,7 +174,7 @@ Status Db::Rep::CheckFormatVersion() {
     PutFixed32(&v, kFormatVersion);
     rocksdb::WriteOptions sync;
     sync.sync = true;
-    return FromRocks(db->Put(sync, meta, kFormatVersionKey, v));
+    return FromRocks(Put(sync, meta, kFormatVersionKey, v));
   }
   if (!s.ok()) return FromRocks(s);
   if (raw.size() != 4) return Status::Corruption("format version of " + std::to_string(raw.size()) + " bytes");

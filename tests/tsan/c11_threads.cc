@@ -20,6 +20,8 @@ namespace {
 
 pthread_mutex_t* M(mtx_t* m) { return reinterpret_cast<pthread_mutex_t*>(m); }
 pthread_cond_t* C(cnd_t* c) { return reinterpret_cast<pthread_cond_t*>(c); }
+// The synchronisation object that orders an initialisation before the uses (mtx_init).
+void* InitSync(void* object) { return static_cast<char*>(object) + 1; }
 
 int FromErrno(int e) {
   switch (e) {
@@ -78,21 +80,22 @@ int mtx_init(mtx_t* m, int type) {
   pthread_mutexattr_destroy(&attr);
   // librdkafka initialises a mutex on one thread and hands the object it lives in to another
   // through its own uninstrumented atomics; TSAN would report the first lock there as racing
-  // with the initialisation. What librdkafka guarantees, said to TSAN: the initialisation
-  // happens before every lock. (A lock's own acquire from the last unlock is unchanged.)
-  __tsan_release(m);
+  // with the initialisation. What librdkafka guarantees, said to TSAN: the initialisation (and
+  // what its thread did before it) happens before every lock. On an address of its own, one
+  // past the mutex's, so that a failed trylock gains no edge from the last unlock.
+  __tsan_release(InitSync(m));
   return FromErrno(e);
 }
 int mtx_lock(mtx_t* m) {
-  __tsan_acquire(m);
+  __tsan_acquire(InitSync(m));
   return FromErrno(pthread_mutex_lock(M(m)));
 }
 int mtx_trylock(mtx_t* m) {
-  __tsan_acquire(m);
+  __tsan_acquire(InitSync(m));
   return FromErrno(pthread_mutex_trylock(M(m)));
 }
 int mtx_timedlock(mtx_t* __restrict m, const struct timespec* __restrict until) {
-  __tsan_acquire(m);
+  __tsan_acquire(InitSync(m));
   return FromErrno(pthread_mutex_timedlock(M(m), until));
 }
 int mtx_unlock(mtx_t* m) { return FromErrno(pthread_mutex_unlock(M(m))); }
@@ -101,23 +104,23 @@ void mtx_destroy(mtx_t* m) { pthread_mutex_destroy(M(m)); }
 // The same for condition variables: initialised on one thread, used on others.
 int cnd_init(cnd_t* c) {
   int e = pthread_cond_init(C(c), nullptr);
-  __tsan_release(c);
+  __tsan_release(InitSync(c));
   return FromErrno(e);
 }
 int cnd_signal(cnd_t* c) {
-  __tsan_acquire(c);
+  __tsan_acquire(InitSync(c));
   return FromErrno(pthread_cond_signal(C(c)));
 }
 int cnd_broadcast(cnd_t* c) {
-  __tsan_acquire(c);
+  __tsan_acquire(InitSync(c));
   return FromErrno(pthread_cond_broadcast(C(c)));
 }
 int cnd_wait(cnd_t* c, mtx_t* m) {
-  __tsan_acquire(c);
+  __tsan_acquire(InitSync(c));
   return FromErrno(pthread_cond_wait(C(c), M(m)));
 }
 int cnd_timedwait(cnd_t* __restrict c, mtx_t* __restrict m, const struct timespec* __restrict until) {
-  __tsan_acquire(c);
+  __tsan_acquire(InitSync(c));
   return FromErrno(pthread_cond_timedwait(C(c), M(m), until));
 }
 void cnd_destroy(cnd_t* c) { pthread_cond_destroy(C(c)); }
