@@ -1,10 +1,11 @@
 #include "limits/zone/home_ledger.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace limits::zone {
 
-HomeLedger::HomeLedger(uint64_t limit) : limit_(limit) {}
+HomeLedger::HomeLedger(uint64_t limit, uint64_t incarnation) : limit_(limit), incarnation_(incarnation) {}
 
 HomeLedger::Member& HomeLedger::MemberOf(std::string_view member) {
   auto it = members_.find(member);
@@ -19,9 +20,11 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
   m.reported = true;
   m.last_report = report.seq;
   m.unused = report.unused;
-  m.applied = std::max(m.applied, report.applied_directive);
-  // A directive at or below what the member applied is in its unused, or will never be: it
-  // drops directives older than the last it applied.
+  // A directive of ours at or below what the member applied is in its unused, or will never
+  // be: it drops directives older than the last it applied. (One of another home's tells
+  // nothing of ours.)
+  if (report.applied_home == incarnation_) m.applied = std::max(m.applied, report.applied_directive);
+  if (report.applied_home > incarnation_) m.applied = UINT64_MAX;  // it moved on to a later home
   std::erase_if(m.in_flight, [&](const Directive& d) { return d.seq <= m.applied; });
 
   for (const PartitionCount& pc : report.counts) {
@@ -92,14 +95,14 @@ int64_t HomeLedger::Free() const {
 Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
   const int64_t free = Free();
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
-  Directive d{static_cast<int64_t>(places), ++next_seq_};
+  Directive d{static_cast<int64_t>(places), ++next_seq_, incarnation_};
   if (places > 0) MemberOf(member).in_flight.push_back(d);
   return d;
 }
 
 Directive HomeLedger::Return(std::string_view member, uint64_t places) {
   const uint64_t held = ReportedUnused(member);
-  return Directive{-static_cast<int64_t>(std::min(places, held)), ++next_seq_};
+  return Directive{-static_cast<int64_t>(std::min(places, held)), ++next_seq_, incarnation_};
 }
 
 uint64_t HomeLedger::ReportedUnused(std::string_view member) const {

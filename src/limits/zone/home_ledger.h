@@ -54,20 +54,27 @@ struct MemberReport {
   // partition it no longer serves (their final counts: what it admitted there since its last
   // report is no longer in its headroom).
   std::vector<PartitionCount> counts;
-  uint64_t unused = 0;          // headroom it holds, every directive up to applied_directive applied
-  uint64_t applied_directive = 0;  // the newest directive it has applied (older ones it drops)
+  uint64_t unused = 0;  // headroom it holds, every directive up to the one below applied
+  // The newest directive it has applied (older ones it drops): its home's incarnation, and its
+  // number there.
+  uint64_t applied_home = 0;
+  uint64_t applied_directive = 0;
 };
 
 // What the home tells a member: change your headroom by `delta` (a grant when positive, a
-// return when negative). A member applies it only when `seq` is newer than the last it applied.
+// return when negative). A member applies it only when it is newer than the last it applied:
+// from a later incarnation of the home (a restarted home numbers from 1 again), or a higher
+// `seq` from the same one.
 struct Directive {
   int64_t delta = 0;
   uint64_t seq = 0;
+  uint64_t home = 0;  // the home's incarnation: it only grows, over restarts and hand-overs
 };
 
 class HomeLedger {
  public:
-  explicit HomeLedger(uint64_t limit);
+  // `incarnation`: this home's, above every earlier home's of the bucket.
+  HomeLedger(uint64_t limit, uint64_t incarnation);
 
   uint64_t limit() const { return limit_; }
   void SetLimit(uint64_t limit) { limit_ = limit; }
@@ -119,6 +126,7 @@ class HomeLedger {
   Member& MemberOf(std::string_view member);
 
   uint64_t limit_;
+  uint64_t incarnation_;
   uint64_t next_seq_ = 0;
   std::map<std::string, Member, std::less<>> members_;
   std::set<std::string, std::less<>> forgotten_;

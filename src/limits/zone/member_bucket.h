@@ -17,6 +17,7 @@ namespace limits::zone {
 class MemberBucket {
  public:
   uint64_t unused() const { return unused_; }
+  uint64_t applied_home() const { return home_; }
   uint64_t applied() const { return applied_; }
 
   // Takes one place of headroom for a new stream; false when none is left.
@@ -29,7 +30,8 @@ class MemberBucket {
   // Applies a directive newer than the last applied: a grant adds headroom, a return gives back
   // as much as is left of what it asks. Returns false (and changes nothing) for an older one.
   bool Apply(const Directive& d) {
-    if (d.seq <= applied_) return false;
+    if (d.home < home_ || (d.home == home_ && d.seq <= applied_)) return false;
+    home_ = d.home;
     applied_ = d.seq;
     if (d.delta >= 0) {
       unused_ += static_cast<uint64_t>(d.delta);
@@ -42,11 +44,12 @@ class MemberBucket {
 
   // The report of this bucket, with the counts the caller took under the same lock.
   MemberReport Report(std::vector<PartitionCount> counts) {
-    return MemberReport{++report_seq_, std::move(counts), unused_, applied_};
+    return MemberReport{++report_seq_, std::move(counts), unused_, home_, applied_};
   }
 
  private:
   uint64_t unused_ = 0;
+  uint64_t home_ = 0;  // the incarnation of the home whose directive it applied last
   uint64_t applied_ = 0;
   uint64_t report_seq_ = 0;
 };

@@ -14,8 +14,10 @@
 namespace limits::zone {
 namespace {
 
+constexpr uint64_t kHome = 3;  // the incarnation of the home under test
+
 MemberReport Report(uint64_t seq, std::vector<PartitionCount> counts, uint64_t unused, uint64_t applied = 0) {
-  return MemberReport{seq, std::move(counts), unused, applied};
+  return MemberReport{seq, std::move(counts), unused, kHome, applied};
 }
 
 // A partition's count from an owner that has consumed all of it (and admitted nothing).
@@ -24,7 +26,7 @@ PartitionCount Synced(int32_t partition, uint64_t active, int64_t end = 0, uint6
 }
 
 TEST(HomeLedgerTest, GrantsOnlyWhatNoPartitionCountsAndNoMemberHolds) {
-  HomeLedger ledger(100);
+  HomeLedger ledger(100, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 30), Synced(1, 10)}, 5)));
   ASSERT_TRUE(ledger.Apply("b", Report(1, {Synced(2, 20)}, 15)));
   EXPECT_EQ(ledger.Counted(), 60u);
@@ -38,7 +40,7 @@ TEST(HomeLedgerTest, GrantsOnlyWhatNoPartitionCountsAndNoMemberHolds) {
 }
 
 TEST(HomeLedgerTest, AGrantIsHeldUntilAReportAcknowledgesIt) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 2)}, 0)));
   const Directive g = ledger.Grant("a", 5);
   ASSERT_EQ(g.delta, 5);
@@ -52,7 +54,7 @@ TEST(HomeLedgerTest, AGrantIsHeldUntilAReportAcknowledgesIt) {
 }
 
 TEST(HomeLedgerTest, ALostGrantIsFreedOnceALaterDirectiveIsApplied) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 0)));
   const Directive lost = ledger.Grant("a", 4);
   ASSERT_EQ(lost.delta, 4);
@@ -64,8 +66,21 @@ TEST(HomeLedgerTest, ALostGrantIsFreedOnceALaterDirectiveIsApplied) {
   EXPECT_EQ(ledger.Free(), 10);
 }
 
+TEST(HomeLedgerTest, OnlyThisHomesDirectivesAreAcknowledgedByItsNumbers) {
+  HomeLedger ledger(10, kHome);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 0)));
+  const Directive g = ledger.Grant("a", 4);
+  ASSERT_EQ(g.home, kHome);
+  // Number g.seq from an earlier home acknowledges nothing of this one's.
+  ASSERT_TRUE(ledger.Apply("a", MemberReport{2, {}, 0, kHome - 1, g.seq}));
+  EXPECT_EQ(ledger.Free(), 6);
+  // A member that applied a later home's directive drops this one's: they are settled.
+  ASSERT_TRUE(ledger.Apply("a", MemberReport{3, {}, 0, kHome + 1, 1}));
+  EXPECT_EQ(ledger.Free(), 10);
+}
+
 TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(5, {Synced(0, 4)}, 1)));
   EXPECT_FALSE(ledger.Apply("a", Report(4, {Synced(0, 0)}, 0)));
   EXPECT_FALSE(ledger.Apply("a", Report(5, {Synced(0, 0)}, 0)));
@@ -73,7 +88,7 @@ TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {
 }
 
 TEST(HomeLedgerTest, AReturnFreesItsPlacesOnlyWhenAcknowledged) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {}, 8)));
   const Directive r = ledger.Return("a", 20);
   EXPECT_EQ(r.delta, -8);  // at most what it reported
@@ -85,7 +100,7 @@ TEST(HomeLedgerTest, AReturnFreesItsPlacesOnlyWhenAcknowledged) {
 // A new owner that lags behind and admits streams: its own count lacks the old owner's
 // records, the old owner's lacks its admissions.
 TEST(HomeLedgerTest, ALaggingNewOwnerCountsOnTopOfTheOldOwnersHistory) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   // a owns p: 5 streams in offsets [0, 5). b holds 5 places of headroom: the zone is full.
   ASSERT_TRUE(ledger.Apply("a", Report(1, {PartitionCount{0, 5, 5, 5, 5, 1, true}}, 0)));
   ASSERT_TRUE(ledger.Apply("b", Report(1, {}, 0)));
@@ -106,21 +121,21 @@ TEST(HomeLedgerTest, ALaggingNewOwnerCountsOnTopOfTheOldOwnersHistory) {
 }
 
 TEST(HomeLedgerTest, AReportThatOmitsAPartitionDoesNotClearIt) {
-  HomeLedger ledger(100);
+  HomeLedger ledger(100, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(3, 12)}, 0)));
   ASSERT_TRUE(ledger.Apply("a", Report(2, {}, 0)));
   EXPECT_EQ(ledger.Counted(), 12u);
 }
 
 TEST(HomeLedgerTest, StreamsFromAnotherZoneLeaveNothingToGrant) {
-  HomeLedger ledger(10);
+  HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 12)}, 0)));
   EXPECT_EQ(ledger.Free(), -2);
   EXPECT_EQ(ledger.Grant("a", 1).delta, 0);
 }
 
 TEST(HomeLedgerTest, AGoneMemberIsForgottenOnceALaterOwnerOfEachPartitionCaughtUp) {
-  HomeLedger ledger(20);
+  HomeLedger ledger(20, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 3, 3, 1), Synced(1, 2, 2, 1)}, 4)));
   ASSERT_EQ(ledger.Grant("a", 2).delta, 2);
   // a died. Its partitions' new owners: one still replaying, one caught up.
@@ -144,7 +159,7 @@ TEST(HomeLedgerTest, AGoneMemberIsForgottenOnceALaterOwnerOfEachPartitionCaughtU
 class Zone {
  public:
   Zone(uint32_t seed, int members, int partitions, uint64_t limit)
-      : rng_(seed), ledger_(limit), limit_(limit), partitions_(partitions) {
+      : rng_(seed), ledger_(limit, kHome), limit_(limit), partitions_(partitions) {
     for (int i = 0; i < members; ++i) {
       MemberState m;
       m.id = "m";

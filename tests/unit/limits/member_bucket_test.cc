@@ -25,5 +25,17 @@ TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
   EXPECT_EQ(r2.unused, 0u);
 }
 
+TEST(MemberBucketTest, ARestartedHomeNumbersAnewAndAnEarlierHomesDirectivesAreDropped) {
+  MemberBucket b;
+  ASSERT_TRUE(b.Apply({5, 9, 1}));
+  EXPECT_TRUE(b.Apply({2, 1, 2}));  // the next incarnation's first directive
+  EXPECT_EQ(b.unused(), 7u);
+  EXPECT_FALSE(b.Apply({4, 10, 1}));  // late, from the earlier home
+  EXPECT_EQ(b.unused(), 7u);
+  const MemberReport r = b.Report({});
+  EXPECT_EQ(r.applied_home, 2u);
+  EXPECT_EQ(r.applied_directive, 1u);
+}
+
 }  // namespace
 }  // namespace limits::zone
