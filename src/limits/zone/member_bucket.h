@@ -36,7 +36,7 @@ class MemberBucket {
     if (d.delta >= 0) {
       unused_ += static_cast<uint64_t>(d.delta);
     } else {
-      const uint64_t back = static_cast<uint64_t>(-d.delta);
+      const uint64_t back = 0 - static_cast<uint64_t>(d.delta);  // no overflow at INT64_MIN
       unused_ -= back < unused_ ? back : unused_;
     }
     return true;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace limits::zone {
 namespace {
 
@@ -14,6 +16,8 @@ TEST(MemberBucketTest, SpendsOnlyWhatItHoldsAndAppliesDirectivesInOrderOnly) {
   EXPECT_FALSE(b.Apply({4, 3}));
   EXPECT_EQ(b.unused(), 7u);
   EXPECT_TRUE(b.Apply({-10, 4}));  // a return takes at most what is left
+  EXPECT_EQ(b.unused(), 0u);
+  EXPECT_TRUE(b.Apply({INT64_MIN, 5}));  // from the network: any value is safe
   EXPECT_EQ(b.unused(), 0u);
   EXPECT_TRUE(b.Apply({1, 6}));
   EXPECT_TRUE(b.TrySpend());
