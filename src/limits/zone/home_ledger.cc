@@ -23,7 +23,10 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
   // A directive of ours at or below what the member applied is in its unused, or will never
   // be: it drops directives older than the last it applied. (One of another home's tells
   // nothing of ours.)
-  if (report.applied_home == incarnation_) m.applied = std::max(m.applied, report.applied_directive);
+  if (report.applied_home == incarnation_) {
+    m.applied = std::max(m.applied, report.applied_directive);
+    m.knows_us = true;
+  }
   if (report.applied_home > incarnation_) m.applied = UINT64_MAX;  // it moved on to a later home
   std::erase_if(m.in_flight, [&](const Directive& d) { return d.seq <= m.applied; });
 
@@ -92,8 +95,33 @@ int64_t HomeLedger::Free() const {
   return static_cast<int64_t>(limit_) - static_cast<int64_t>(Counted()) - static_cast<int64_t>(Held());
 }
 
+void HomeLedger::StartLearning(std::vector<std::string> members, int32_t num_partitions) {
+  learning_from_ = std::move(members);
+  learning_partitions_ = num_partitions;
+  learnt_ = false;
+}
+
+bool HomeLedger::Learning() {
+  if (learnt_) return false;
+  for (const std::string& name : learning_from_) {
+    auto it = members_.find(name);
+    if (it == members_.end() || !it->second.knows_us) return true;
+  }
+  for (int32_t p = 0; p < learning_partitions_; ++p) {
+    auto it = partitions_.find(p);
+    if (it == partitions_.end() || it->second.empty()) return true;
+    const Reading& newest = *std::max_element(it->second.begin(), it->second.end(), [](const Reading& a, const Reading& b) {
+      return a.count.generation < b.count.generation;
+    });
+    if (!newest.count.caught_up) return true;
+  }
+  learnt_ = true;
+  learning_from_.clear();
+  return false;
+}
+
 Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
-  const int64_t free = Free();
+  const int64_t free = Learning() ? 0 : Free();
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
   Directive d{static_cast<int64_t>(places), ++next_seq_, incarnation_};
   if (places > 0) MemberOf(member).in_flight.push_back(d);

@@ -100,6 +100,16 @@ class HomeLedger {
   // What the member last reported unused (0 for one never heard of).
   uint64_t ReportedUnused(std::string_view member) const;
 
+  // A home that starts (the first, or a restarted one) learns before it grants: it knows none
+  // of the members' headroom, nor what a member that died before it started admitted since its
+  // last report. Until it has learnt, Grant gives nothing. It has learnt once every member in
+  // `members` (the zone's live ones, as the ring says) has reported after applying one of its
+  // directives (so it drops the earlier home's, still on the way), and each of the topic's
+  // `num_partitions` partitions is counted by its newest owner, caught up.
+  void StartLearning(std::vector<std::string> members, int32_t num_partitions);
+  // Whether it is still learning (once it has learnt, it has for good).
+  bool Learning();
+
   // Whether a member that is gone (its node left the ring or died) may be forgotten: every
   // partition it ever counted has a later owner that has caught up. Until then its headroom
   // stands: what it admitted after its last report may be in no count yet.
@@ -116,6 +126,7 @@ class HomeLedger {
     uint64_t applied = 0;
     std::vector<Directive> in_flight;  // grants with seq > applied
     std::map<int32_t, uint64_t> generations;  // every partition it counted: its newest generation
+    bool knows_us = false;  // it reported after applying a directive of this incarnation
   };
   struct Reading {
     std::string member;
@@ -130,6 +141,9 @@ class HomeLedger {
   uint64_t next_seq_ = 0;
   std::map<std::string, Member, std::less<>> members_;
   std::set<std::string, std::less<>> forgotten_;
+  std::vector<std::string> learning_from_;  // members to report under this incarnation
+  int32_t learning_partitions_ = 0;
+  bool learnt_ = true;
   std::map<int32_t, std::vector<Reading>> partitions_;
 };
 

@@ -79,6 +79,22 @@ TEST(HomeLedgerTest, OnlyThisHomesDirectivesAreAcknowledgedByItsNumbers) {
   EXPECT_EQ(ledger.Free(), 10);
 }
 
+TEST(HomeLedgerTest, AStartingHomeGrantsNothingUntilItHasLearnt) {
+  HomeLedger ledger(100, kHome);
+  ledger.StartLearning({"a", "b"}, 2);
+  ASSERT_TRUE(ledger.Apply("a", Report(1, {Synced(0, 10, 10, 4)}, 5)));
+  const Directive hello = ledger.Grant("b", 10);
+  EXPECT_EQ(hello.delta, 0);  // b has not reported; a, only before it heard of this home
+  // b reports having applied this home's directive, but partition 1's new owner lags behind.
+  ASSERT_TRUE(ledger.Apply("b", Report(1, {PartitionCount{1, 3, 1, 4, 0, 7, false}}, 0, hello.seq)));
+  ASSERT_TRUE(ledger.Apply("a", Report(2, {Synced(0, 10, 10, 4)}, 5, hello.seq)));
+  EXPECT_TRUE(ledger.Learning());
+  EXPECT_EQ(ledger.Grant("a", 1).delta, 0);
+  ASSERT_TRUE(ledger.Apply("b", Report(2, {Synced(1, 4, 4, 7)}, 0, hello.seq)));
+  EXPECT_FALSE(ledger.Learning());
+  EXPECT_EQ(ledger.Grant("a", 100).delta, 81);
+}
+
 TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {
   HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(5, {Synced(0, 4)}, 1)));
@@ -159,7 +175,7 @@ TEST(HomeLedgerTest, AGoneMemberIsForgottenOnceALaterOwnerOfEachPartitionCaughtU
 class Zone {
  public:
   Zone(uint32_t seed, int members, int partitions, uint64_t limit)
-      : rng_(seed), ledger_(limit, kHome), limit_(limit), partitions_(partitions) {
+      : rng_(seed), ledger_(limit, home_), limit_(limit), partitions_(partitions) {
     for (int i = 0; i < members; ++i) {
       MemberState m;
       m.id = "m";
@@ -178,7 +194,7 @@ class Zone {
       case 7: if (Pick(4) == 0) Expire(); else ReturnSome(); break;
       case 8: if (Pick(20) == 0) Move(); break;
       case 9: if (Pick(150) == 0) Kill(); break;
-      case 10: if (Pick(30) == 0) OtherZone(); break;
+      case 10: if (Pick(30) == 0) OtherZone(); else if (Pick(40) == 0) RestartHome(); break;
     }
     ForgetTheGone();
   }
@@ -322,6 +338,21 @@ class Zone {
     reports_.push_back({i, m.bucket.Report(std::move(counts))});
   }
 
+  // The home's process restarts: a ledger that knows nothing, under a later incarnation,
+  // learning from the live members (the directives of the earlier home may still arrive).
+  void RestartHome() {
+    ledger_ = HomeLedger(limit_, ++home_);
+    std::vector<std::string> live;
+    for (const MemberState& m : members_) {
+      if (m.alive) live.push_back(m.id);
+    }
+    ledger_.StartLearning(live, static_cast<int32_t>(partitions_.size()));
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (members_[i].alive) directives_.push_back({i, ledger_.Grant(members_[i].id, 0)});
+    }
+    ++restarts_;
+  }
+
   void GrantSome() {
     const size_t i = Pick(members_.size());
     if (!members_[i].alive) return;
@@ -409,6 +440,7 @@ class Zone {
   }
 
   std::mt19937 rng_;
+  uint64_t home_ = 1;  // the home's incarnation
   HomeLedger ledger_;
   uint64_t limit_;
   std::vector<PartitionState> partitions_;
@@ -418,10 +450,14 @@ class Zone {
   std::vector<size_t> dying_;
   uint64_t other_zone_ = 0;
   uint64_t spent_ = 0;
+  uint64_t restarts_ = 0;
+
+ public:
+  uint64_t restarts() const { return restarts_; }
 };
 
 TEST(HomeLedgerTest, ASimulatedZoneNeverHoldsMoreThanItsLimit) {
-  uint64_t spent = 0;
+  uint64_t spent = 0, restarts = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     const uint64_t limit = 8 + seed % 120;
     Zone zone(seed, 2 + static_cast<int>(seed % 7), 16, limit);
@@ -435,9 +471,12 @@ TEST(HomeLedgerTest, ASimulatedZoneNeverHoldsMoreThanItsLimit) {
     // zone has left (0 or less when other zones filled it).
     EXPECT_EQ(zone.LedgerFree(), zone.TrueFree()) << "seed " << seed;
     spent += zone.spent();
+    restarts += zone.restarts();
   }
-  // The property is not vacuous: members did admit streams with granted headroom.
+  // The property is not vacuous: members did admit streams with granted headroom, and homes
+  // restarted.
   EXPECT_GT(spent, 10'000u);
+  EXPECT_GT(restarts, 300u);
 }
 
 }  // namespace
