@@ -6,6 +6,9 @@ enable_testing()
 # Under LIMITSD_TSAN every test, and every program a test starts, writes its ThreadSanitizer
 # reports into one directory; tsan_reports_check, which runs after all of them, fails on any
 # and prints them (a child's report does not fail the test that started it).
+# LIMITS_TEST_TIMEOUT_FACTOR and LIMITS_TEST_ENVIRONMENT are what every discovered test needs
+# beyond its own properties (the memberlist interop tests use them too): under TSAN a longer
+# timeout and the reports' environment.
 if(LIMITSD_TSAN)
   set(LIMITS_TSAN_REPORTS ${PROJECT_BINARY_DIR}/tsan-reports)
   set(LIMITS_TSAN_ENV
@@ -16,6 +19,11 @@ if(LIMITSD_TSAN)
            -P ${PROJECT_SOURCE_DIR}/cmake/TsanReports.cmake)
   set_tests_properties(tsan_reports_clear PROPERTIES FIXTURES_SETUP tsan LABELS "unit;integration")
   set_tests_properties(tsan_reports_check PROPERTIES FIXTURES_CLEANUP tsan LABELS "unit;integration")
+  set(LIMITS_TEST_TIMEOUT_FACTOR 3)
+  set(LIMITS_TEST_ENVIRONMENT ENVIRONMENT "${LIMITS_TSAN_ENV}")
+else()
+  set(LIMITS_TEST_TIMEOUT_FACTOR 1)
+  set(LIMITS_TEST_ENVIRONMENT)
 endif()
 
 # limits_add_test(NAME <target> LABEL unit|integration [TIMEOUT s] SOURCES ... LIBS ...
@@ -31,18 +39,16 @@ function(limits_add_test)
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} limits::testing GTest::gmock GTest::gtest_main
                                           limits::warnings)
+  math(EXPR T_TIMEOUT "${T_TIMEOUT} * ${LIMITS_TEST_TIMEOUT_FACTOR}")
+  set(filter "*")
+  set(fixtures)
   if(LIMITSD_TSAN)
-    math(EXPR T_TIMEOUT "${T_TIMEOUT} * 3")
-    set(filter "*")
+    set(fixtures FIXTURES_REQUIRED tsan)
     if(T_TSAN_EXCLUDE)
       list(JOIN T_TSAN_EXCLUDE ":" excluded)
       set(filter "*-${excluded}")
     endif()
-    gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST TEST_FILTER "${filter}"
-                         PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT} FIXTURES_REQUIRED tsan
-                                    ENVIRONMENT "${LIMITS_TSAN_ENV}")
-  else()
-    gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST
-                         PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT})
   endif()
+  gtest_discover_tests(${T_NAME} DISCOVERY_MODE PRE_TEST TEST_FILTER "${filter}"
+                       PROPERTIES LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT} ${fixtures} ${LIMITS_TEST_ENVIRONMENT})
 endfunction()
