@@ -4,9 +4,11 @@
 #include <rocksdb/metadata.h>
 #include <rocksdb/write_batch.h>
 
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 
 #include "common/log.h"
 #include "storage/codec.h"
@@ -101,6 +103,63 @@ Db::~Db() {
   if (!s.ok()) log::Error("storage", "close failed").Kv("error", s.ToString());
 }
 
+namespace {
+
+// Past these, a failure to open beside a writer is reported (a writer deleting faster than a
+// secondary opens is not something a wait fixes).
+constexpr int kSecondaryOpenAttempts = 8;
+
+// One attempt at opening: the column families on disk, then the database with all of them.
+rocksdb::Status OpenRocks(const DbOptions& options, RocksOptions& rocks, rocksdb::DB** db,
+                          std::vector<rocksdb::ColumnFamilyHandle*>* handles, Status* refusal) {
+  std::vector<std::string> names;
+  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rocks.db, options.path, &names);
+  if (!ls.ok()) {
+    if (options.secondary) {
+      // Beside a writer that switched its MANIFEST: the database is there, open it again.
+      std::error_code ec;
+      const bool exists = std::filesystem::exists(options.path + "/CURRENT", ec);
+      if (exists && (ls.IsPathNotFound() || ls.IsTryAgain())) return ls;
+      *refusal = Status::NotFound("no limitsd database at " + options.path + ": " + ls.ToString());
+      return ls;
+    }
+    names = {rocksdb::kDefaultColumnFamilyName};  // a new database
+  }
+  if (std::find(names.begin(), names.end(), kMetaCf) == names.end()) {
+    if (options.secondary) {
+      *refusal = Status::Corruption(options.path + " has no \"meta\" column family");
+      return rocksdb::Status::Corruption();
+    }
+    names.push_back(kMetaCf);
+  }
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& name : names) {
+    if (name == rocksdb::kDefaultColumnFamilyName || name == kMetaCf) {
+      descriptors.emplace_back(name, rocks.meta_cf);
+    } else if (ParsePartitionCfName(name)) {
+      descriptors.emplace_back(name, rocks.partition_cf);
+    } else {
+      *refusal = Status::FailedPrecondition("open " + options.path + ": unknown column family \"" + name +
+                                            "\" (not a limitsd database?)");
+      return rocksdb::Status::InvalidArgument();
+    }
+  }
+
+  if (options.secondary) {
+    rocksdb::DBOptions secondary = rocks.db;
+    secondary.max_open_files = -1;  // required: the primary may delete files the secondary reads
+    secondary.create_if_missing = false;
+    return rocksdb::DB::OpenAsSecondary(secondary, options.path, options.secondary_path, descriptors, handles, db);
+  }
+  // Our own info log: RocksDB's asserts after a failed write (a full disk) — see info_log.h.
+  rocks.db.info_log = std::make_shared<InfoLog>(options.path, 16 << 20, rocksdb::InfoLogLevel::INFO_LEVEL);
+  rocksdb::Options open_options(rocks.db, rocks.meta_cf);
+  return rocksdb::DB::Open(open_options, options.path, descriptors, handles, db);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
   if (!options.secondary) {
     std::error_code ec;
@@ -111,45 +170,35 @@ Result<std::unique_ptr<Db>> Db::Open(const DbOptions& options) {
   rep->options = options;
   rep->rocks = MakeDbOptions(options, rep->ttl_stats);
 
-  std::vector<std::string> names;
-  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(rep->rocks.db, options.path, &names);
-  if (!ls.ok()) {
-    if (options.secondary) return Status::NotFound("no limitsd database at " + options.path + ": " + ls.ToString());
-    names = {rocksdb::kDefaultColumnFamilyName};  // a new database
-  }
-  if (std::find(names.begin(), names.end(), kMetaCf) == names.end()) {
-    if (options.secondary) return Status::Corruption(options.path + " has no \"meta\" column family");
-    names.push_back(kMetaCf);
-  }
-
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const std::string& name : names) {
-    if (name == rocksdb::kDefaultColumnFamilyName || name == kMetaCf) {
-      descriptors.emplace_back(name, rep->rocks.meta_cf);
-    } else if (ParsePartitionCfName(name)) {
-      descriptors.emplace_back(name, rep->rocks.partition_cf);
-    } else {
-      return Status::FailedPrecondition("open " + options.path + ": unknown column family \"" + name +
-                                        "\" (not a limitsd database?)");
-    }
-  }
-
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  Status refusal;
   rocksdb::Status s;
-  if (options.secondary) {
-    rocksdb::DBOptions secondary = rep->rocks.db;
-    secondary.max_open_files = -1;  // required: the primary may delete files the secondary reads
-    secondary.create_if_missing = false;
-    s = rocksdb::DB::OpenAsSecondary(secondary, options.path, options.secondary_path, descriptors, &handles,
-                                     &rep->db);
-  } else {
-    // Our own info log: RocksDB's asserts after a failed write (a full disk) — see info_log.h.
-    rep->rocks.db.info_log = std::make_shared<InfoLog>(options.path, 16 << 20, rocksdb::InfoLogLevel::INFO_LEVEL);
-    rocksdb::Options open_options(rep->rocks.db, rep->rocks.meta_cf);
-    s = rocksdb::DB::Open(open_options, options.path, descriptors, &handles, &rep->db);
+  // A secondary reads the files a running writer names, and the writer deletes a WAL after a
+  // flush, a table after a compaction and its MANIFEST after a switch: one listed a moment ago
+  // may be gone (PathNotFound, or TryAgain for the MANIFEST). Opening again reads the new set.
+  for (int attempt = 1;; ++attempt) {
+    handles.clear();
+    s = OpenRocks(options, rep->rocks, &rep->db, &handles, &refusal);
+    if (!refusal.ok()) return refusal;
+    if (s.ok() && options.secondary) {
+      // A WAL the writer deleted between the secondary's reading of the MANIFEST and of the
+      // WALs is skipped (its flush is not in the MANIFEST it read): a hole. The flush was
+      // recorded before the deletion, so reading the MANIFEST once more fills it, and the view
+      // holds every write made before Open began.
+      s = rep->db->TryCatchUpWithPrimary();
+      if (!s.ok()) {
+        for (rocksdb::ColumnFamilyHandle* h : handles) rep->db->DestroyColumnFamilyHandle(h);
+        delete rep->db;
+        rep->db = nullptr;
+      }
+    }
+    if (s.ok() || !options.secondary || !(s.IsPathNotFound() || s.IsTryAgain()) ||
+        attempt == kSecondaryOpenAttempts) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
   }
   if (!s.ok()) return FromRocks(s).Prefixed("open " + options.path);
-
   for (rocksdb::ColumnFamilyHandle* h : handles) {
     if (h->GetName() == kMetaCf) rep->meta = h;
     else if (auto p = ParsePartitionCfName(h->GetName())) rep->partitions[*p] = h;

@@ -34,8 +34,9 @@ struct DbOptions {
   // Time source of the TTL filter; must outlive the Db.
   const Clock* clock = &Clock::System();
   // Open as a RocksDB secondary instance: read-only, safe beside a running node (which holds
-  // the lock), seeing its writes up to the moment of opening. Needs a scratch directory for
-  // the secondary's own info log.
+  // the lock), seeing at least every write made before Open began (it opens again when the
+  // node deletes a file it listed, and catches up once to fill a skipped WAL's hole). Needs a
+  // scratch directory for the secondary's own info log.
   bool secondary = false;
   std::string secondary_path;
 };

@@ -4,6 +4,9 @@
 #include <rocksdb/db.h>
 
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <thread>
 
 #include "storage/codec.h"
 #include "testing/fake_clock.h"
@@ -294,6 +297,52 @@ TEST_F(DbTest, SecondaryReadsBesideThePrimaryAndCannotWrite) {
 
   o.path = dir_.Sub("missing");
   EXPECT_TRUE(Db::Open(o).status().IsNotFound());
+}
+
+// The writer deletes a WAL after each flush and tables after each compaction; a secondary
+// that listed one a moment before opens again rather than failing (limitsctl beside a node).
+TEST_F(DbTest, SecondaryOpensBesideAWriterThatFlushesAndCompacts) {
+  auto primary = Open();
+  ASSERT_TRUE(primary->CreatePartition(1).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> written{0};
+  std::thread writer([&] {
+    for (int64_t round = 1; !stop.load(); ++round) {
+      WriteBatch batch(*primary);
+      for (uint64_t i = 0; i < 50; ++i) batch.PutRow(1, EncodeStreamKey("t", round * 50 + i), Row(1));
+      batch.PutCheckpoint(1, {.next_offset = round, .newest_record_ms = 0});
+      ASSERT_TRUE(primary->Write(batch).ok());
+      written.store(round);
+      ASSERT_TRUE(primary->FlushMemtables().ok());
+      if (round % 4 == 0) {
+        ASSERT_TRUE(primary->Compact().ok());
+      }
+    }
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop.store(true);
+      t.join();
+    }
+  } join{stop, writer};
+  TempDir scratch;
+  DbOptions o;
+  o.path = dir_.Sub("db");
+  o.secondary = true;
+  int64_t seen = 0;
+  for (int i = 0; i < 40; ++i) {
+    o.secondary_path = scratch.Sub(std::to_string(i));
+    std::filesystem::create_directories(o.secondary_path);
+    const int64_t before = written.load();
+    auto secondary = Db::Open(o);
+    ASSERT_TRUE(secondary.ok()) << "open " << i << ": " << secondary.status().ToString();
+    Result<std::optional<Checkpoint>> cp = (*secondary)->ReadCheckpoint(1);
+    ASSERT_TRUE(cp.ok() && cp->has_value()) << cp.status().ToString();
+    EXPECT_GE((*cp)->next_offset, std::max(before, seen));  // everything written before the open
+    seen = (*cp)->next_offset;
+  }
 }
 
 TEST_F(DbTest, BeforeWriteHookRunsBetweenBuildAndWrite) {
