@@ -5,7 +5,13 @@
 
 namespace limits::zone {
 
-HomeLedger::HomeLedger(uint64_t limit, uint64_t incarnation) : limit_(limit), incarnation_(incarnation) {}
+HomeLedger::HomeLedger(uint64_t limit, uint64_t incarnation, int32_t num_partitions, uint64_t rotation)
+    : limit_(limit), incarnation_(incarnation), rotation_(rotation), floors_(limit, num_partitions, rotation) {}
+
+void HomeLedger::SetLimit(uint64_t limit) {
+  limit_ = limit;
+  floors_ = PartitionFloors(limit, floors_.partitions(), rotation_);
+}
 
 HomeLedger::Member& HomeLedger::MemberOf(std::string_view member) {
   auto it = members_.find(member);
@@ -23,7 +29,7 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
   // A directive of ours at or below what the member applied is in its unused, or will never
   // be: it drops directives older than the last it applied. (One of another home's tells
   // nothing of ours.)
-  if (report.applied_home == incarnation_) {
+  if (report.applied_home == incarnation_ && report.applied_directive > 0) {
     m.applied = std::max(m.applied, report.applied_directive);
     m.knows_us = true;
   }
@@ -59,6 +65,7 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
     }
     readings.swap(kept);
   }
+  StopWaitingIfDone();
   return true;
 }
 
@@ -78,7 +85,16 @@ uint64_t HomeLedger::PartitionTotal(const std::vector<Reading>& readings) {
 
 uint64_t HomeLedger::Counted() const {
   uint64_t total = 0;
-  for (const auto& [partition, readings] : partitions_) total += PartitionTotal(readings);
+  for (const auto& [partition, readings] : partitions_) {
+    const uint64_t t = PartitionTotal(readings);
+    // While members may still admit on their floors, a partition holds its floor, filled or not.
+    total += RoomsOpen() ? std::max(t, floors_.Of(partition)) : t;
+  }
+  if (RoomsOpen()) {
+    for (int32_t p = 0; p < floors_.partitions(); ++p) {
+      if (!partitions_.contains(p)) total += floors_.Of(p);
+    }
+  }
   return total;
 }
 
@@ -95,29 +111,48 @@ int64_t HomeLedger::Free() const {
   return static_cast<int64_t>(limit_) - static_cast<int64_t>(Counted()) - static_cast<int64_t>(Held());
 }
 
-void HomeLedger::StartLearning(std::vector<std::string> members, int32_t num_partitions) {
-  learning_from_ = std::move(members);
-  learning_partitions_ = num_partitions;
-  learnt_ = false;
+void HomeLedger::StartClosing(std::vector<std::string> members) { Start(std::move(members), true); }
+void HomeLedger::StartLearning(std::vector<std::string> members) { Start(std::move(members), false); }
+
+void HomeLedger::Start(std::vector<std::string> members, bool closing) {
+  waiting_on_ = std::move(members);
+  std::erase_if(waiting_on_, [&](const std::string& m) { return forgotten_.contains(m); });
+  closing_ = closing;
+  waiting_ = true;
+  StopWaitingIfDone();
 }
 
-bool HomeLedger::Learning() {
-  if (learnt_) return false;
-  for (const std::string& name : learning_from_) {
+const HomeLedger::Reading* HomeLedger::Newest(int32_t partition) const {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end() || it->second.empty()) return nullptr;
+  return &*std::max_element(it->second.begin(), it->second.end(),
+                            [](const Reading& a, const Reading& b) { return a.count.generation < b.count.generation; });
+}
+
+void HomeLedger::StopWaitingIfDone() {
+  if (!waiting_) return;
+  for (const std::string& name : waiting_on_) {
     auto it = members_.find(name);
-    if (it == members_.end() || !it->second.knows_us) return true;
+    if (it == members_.end() || !it->second.knows_us) return;
   }
-  for (int32_t p = 0; p < learning_partitions_; ++p) {
-    auto it = partitions_.find(p);
-    if (it == partitions_.end() || it->second.empty()) return true;
-    const Reading& newest = *std::max_element(it->second.begin(), it->second.end(), [](const Reading& a, const Reading& b) {
-      return a.count.generation < b.count.generation;
-    });
-    if (!newest.count.caught_up) return true;
+  for (int32_t p = 0; p < floors_.partitions(); ++p) {
+    const Reading* newest = Newest(p);
+    if (newest == nullptr || !newest->count.caught_up) return;
   }
-  learnt_ = true;
-  learning_from_.clear();
-  return false;
+  waiting_ = false;
+  waiting_on_.clear();
+}
+
+uint64_t HomeLedger::Rooms(std::string_view member) const {
+  uint64_t rooms = 0;
+  for (int32_t p = 0; p < floors_.partitions(); ++p) {
+    const Reading* newest = Newest(p);
+    if (newest == nullptr || newest->member != member) continue;
+    const uint64_t t = PartitionTotal(partitions_.at(p));
+    const uint64_t f = floors_.Of(p);
+    rooms += t < f ? f - t : 0;
+  }
+  return rooms;
 }
 
 Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
@@ -156,6 +191,9 @@ void HomeLedger::Forget(std::string_view member) {
   auto it = members_.find(member);
   if (it != members_.end()) members_.erase(it);
   forgotten_.emplace(member);
+  // Its partitions have later owners, caught up: they count what it admitted.
+  std::erase_if(waiting_on_, [&](const std::string& m) { return m == member; });
+  StopWaitingIfDone();
 }
 
 }  // namespace limits::zone

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "limits/zone/partition_floors.h"
+
 namespace limits::zone {
 
 // One partition's active streams of the bucket, as a member counted them.
@@ -73,17 +75,20 @@ struct Directive {
 
 class HomeLedger {
  public:
-  // `incarnation`: this home's, above every earlier home's of the bucket.
-  HomeLedger(uint64_t limit, uint64_t incarnation);
+  // `incarnation`: this home's, above every earlier home's of the bucket. `num_partitions`: the
+  // topic's; with `rotation`, they place the bucket's cold floors (partition_floors.h).
+  HomeLedger(uint64_t limit, uint64_t incarnation, int32_t num_partitions = 0, uint64_t rotation = 0);
 
   uint64_t limit() const { return limit_; }
-  void SetLimit(uint64_t limit) { limit_ = limit; }
+  void SetLimit(uint64_t limit);
+  const PartitionFloors& floors() const { return floors_; }
 
   // Applies a member's report. Returns false when it was ignored: older than one already
   // applied, or from a forgotten member.
   bool Apply(std::string_view member, const MemberReport& report);
 
-  // Active streams of the bucket over every partition.
+  // Active streams of the bucket over every partition; while the cold rooms are open, each
+  // partition counts at least its floor (StartClosing).
   uint64_t Counted() const;
   // Headroom members hold: what they last reported unused, plus grants not yet acknowledged.
   uint64_t Held() const;
@@ -91,8 +96,8 @@ class HomeLedger {
   // example after streams arrived from another zone).
   int64_t Free() const;
 
-  // Grants up to `want` free places to `member` (delta 0 when none is free). Every directive,
-  // even an empty one, carries a new sequence number.
+  // Grants up to `want` free places to `member` (delta 0 when none is free, or while it is
+  // learning). Every directive, even an empty one, carries a new sequence number.
   Directive Grant(std::string_view member, uint64_t want);
   // Asks `member` to give back `places` of the headroom it last reported (at most that). The
   // places stay held until a report acknowledges the directive.
@@ -100,22 +105,33 @@ class HomeLedger {
   // What the member last reported unused (0 for one never heard of).
   uint64_t ReportedUnused(std::string_view member) const;
 
-  // A home that starts (the first, or a restarted one) learns before it grants: it knows none
-  // of the members' headroom, nor what a member that died before it started admitted since its
-  // last report. Until it has learnt, Grant gives nothing. It has learnt once every member in
-  // `members` (the zone's live ones, as the ring says) has reported after applying one of its
-  // directives (so it drops the earlier home's, still on the way), and each of the topic's
-  // `num_partitions` partitions is counted by its newest owner, caught up.
-  void StartLearning(std::vector<std::string> members, int32_t num_partitions);
-  // Whether it is still learning (once it has learnt, it has for good).
-  bool Learning();
+  // How a ledger starts when the bucket has none: both wait on `members` (the zone's live ones,
+  // as the ring says) to report after applying one of its directives, and on each partition to
+  // be counted by its newest owner, caught up. A member that applied a directive for the
+  // bucket no longer admits on its cold floors, and then nothing it admitted is missing from
+  // the counts.
+  // - A bucket turning hot (it was cold: nobody holds headroom for it) closes its rooms: the
+  //   ledger grants at once, but counts each partition at least at its floor meanwhile, since
+  //   members not yet told may still fill their floors.
+  void StartClosing(std::vector<std::string> members);
+  // - A home that starts on a bucket that was hot (the node restarted, or the bucket was
+  //   re-homed) learns: it knows none of the members' headroom, nor what a member that died
+  //   before it started admitted since its last report, so it grants nothing until it has
+  //   learnt. Waiting on the members also drops the earlier home's directives still on the way.
+  void StartLearning(std::vector<std::string> members);
+  bool Learning() const { return waiting_ && !closing_; }
+  bool RoomsOpen() const { return waiting_ && closing_; }
+  // The room left on the floors of the partitions whose newest owner is `member`: what it may
+  // still admit cold, and so the least a first grant should give it for the turn to hot to
+  // reject nothing.
+  uint64_t Rooms(std::string_view member) const;
 
   // Whether a member that is gone (its node left the ring or died) may be forgotten: every
   // partition it ever counted has a later owner that has caught up. Until then its headroom
   // stands: what it admitted after its last report may be in no count yet.
   bool Forgettable(std::string_view member) const;
-  // Forgets a gone member: its headroom and unacknowledged grants are free again, and its late
-  // reports are ignored. Only when Forgettable.
+  // Forgets a gone member: its headroom and unacknowledged grants are free again, its late
+  // reports are ignored, and a ledger starting no longer waits on it. Only when Forgettable.
   void Forget(std::string_view member);
 
  private:
@@ -134,16 +150,22 @@ class HomeLedger {
   };
 
   static uint64_t PartitionTotal(const std::vector<Reading>& readings);
+  // The reading of the partition's newest owner; null when nobody reported it.
+  const Reading* Newest(int32_t partition) const;
   Member& MemberOf(std::string_view member);
+  void Start(std::vector<std::string> members, bool closing);
+  void StopWaitingIfDone();
 
   uint64_t limit_;
   uint64_t incarnation_;
+  uint64_t rotation_;
+  PartitionFloors floors_;
   uint64_t next_seq_ = 0;
   std::map<std::string, Member, std::less<>> members_;
   std::set<std::string, std::less<>> forgotten_;
-  std::vector<std::string> learning_from_;  // members to report under this incarnation
-  int32_t learning_partitions_ = 0;
-  bool learnt_ = true;
+  std::vector<std::string> waiting_on_;  // members to report under this incarnation
+  bool waiting_ = false;
+  bool closing_ = false;
   std::map<int32_t, std::vector<Reading>> partitions_;
 };
 

@@ -19,6 +19,9 @@ class MemberBucket {
   uint64_t unused() const { return unused_; }
   uint64_t applied_home() const { return home_; }
   uint64_t applied() const { return applied_; }
+  // Whether it applied a directive: the bucket is hot, and this member no longer admits on
+  // its cold floors (partition_floors.h) but only with headroom.
+  bool closed() const { return closed_; }
 
   // Takes one place of headroom for a new stream; false when none is left.
   bool TrySpend() {
@@ -33,6 +36,7 @@ class MemberBucket {
     if (d.home < home_ || (d.home == home_ && d.seq <= applied_)) return false;
     home_ = d.home;
     applied_ = d.seq;
+    closed_ = true;
     if (d.delta >= 0) {
       unused_ += static_cast<uint64_t>(d.delta);
     } else {
@@ -52,6 +56,7 @@ class MemberBucket {
   uint64_t home_ = 0;  // the incarnation of the home whose directive it applied last
   uint64_t applied_ = 0;
   uint64_t report_seq_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace limits::zone
