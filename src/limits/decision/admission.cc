@@ -30,11 +30,11 @@ size_t Admission::BucketOf(std::string_view policy) const {
   return kDefaultBucket;
 }
 
-void Admission::CountPartition(TenantStreams& ts, int64_t cutoff_s) {
+void Admission::CountPartition(int32_t /*partition*/, TenantStreams& ts, int64_t cutoff_s) {
   ts.ForEachPolicy(cutoff_s, [&](std::string_view policy, uint32_t active) { used_[BucketOf(policy)] += active; });
 }
 
-bool Admission::TryAdmit(size_t bucket) {
+bool Admission::TryAdmit(size_t bucket, int32_t /*partition*/) {
   if (!Limited(bucket)) return true;
   if (used_[bucket] >= caps_[bucket]) return false;
   ++used_[bucket];

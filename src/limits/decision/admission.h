@@ -52,13 +52,14 @@ class Admission final : public BucketQuota {
   bool Limited(size_t bucket) const override { return caps_[bucket] != kUnlimited; }
   uint64_t Cap(size_t bucket) const { return caps_[bucket]; }
 
-  // Adds the active streams of one partition's tenant to the buckets' usage.
-  void CountPartition(TenantStreams& ts, int64_t cutoff_s) override;
+  // Adds the active streams of one partition's tenant to the buckets' usage (the pool's
+  // share has no per-partition part).
+  void CountPartition(int32_t partition, TenantStreams& ts, int64_t cutoff_s) override;
 
   // Takes one place in the bucket if there is one.
-  bool TryAdmit(size_t bucket) override;
+  bool TryAdmit(size_t bucket, int32_t partition) override;
   // Gives back the place of a counted stream that left the bucket.
-  void Release(size_t bucket) override {
+  void Release(size_t bucket, int32_t /*partition*/) override {
     if (used_[bucket] > 0) --used_[bucket];
   }
 

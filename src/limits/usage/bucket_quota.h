@@ -2,8 +2,9 @@
 // UsageStore::UpdateCond asks before it admits a stream (a new one, or one changing bucket).
 // The store knows streams and counts; a quota knows limits: which bucket a policy counts in,
 // whether that bucket is limited, and how many places are left once the store has counted
-// the tenant's active streams into it. Admission (decision/admission.h: a global limit as
-// this node's pool share) is the one in use; a cross-node allowance would be another.
+// the tenant's active streams into it, partition by partition. Admission
+// (decision/admission.h: a global limit as this node's pool share) is the one in use; the
+// zone's (a bucket's cold floors are per partition: zone/partition_floors.h) will be another.
 // Lifecycle: one per UpdateCond call (counting adds to it). Not thread-safe: UpdateCond uses
 // it under the tenant's admission stripe.
 #pragma once
@@ -28,15 +29,16 @@ class BucketQuota {
   // Whether the bucket has a limit at all; admissions into an unlimited one need no count.
   virtual bool Limited(size_t bucket) const = 0;
 
-  // Adds the active streams (last seen at or after `cutoff_s`) of one partition's tenant to
-  // the buckets' usage. The store calls it for every partition of the pool that holds the
+  // Adds the active streams (last seen at or after `cutoff_s`) of the tenant in `partition`
+  // to the buckets' usage. The store calls it for every partition of the pool that holds the
   // tenant before it asks for a place in a limited bucket, and not at all when no stream of
   // the request needs one.
-  virtual void CountPartition(TenantStreams& ts, int64_t cutoff_s) = 0;
-  // Takes one place in the bucket if there is one (always, when it is unlimited).
-  virtual bool TryAdmit(size_t bucket) = 0;
-  // Gives back the place of a counted stream that left the bucket.
-  virtual void Release(size_t bucket) = 0;
+  virtual void CountPartition(int32_t partition, TenantStreams& ts, int64_t cutoff_s) = 0;
+  // Takes one place in the bucket for a stream of `partition` if there is one (always, when
+  // the bucket is unlimited).
+  virtual bool TryAdmit(size_t bucket, int32_t partition) = 0;
+  // Gives back the place of a counted stream of `partition` that left the bucket.
+  virtual void Release(size_t bucket, int32_t partition) = 0;
 
  protected:
   BucketQuota() = default;

@@ -551,8 +551,8 @@ void UsageStore::CountPoolLocked(BucketQuota& quota, const TenantKey& key, std::
   for (TenantStreams* t : ts) {
     if (t != nullptr) t->PrefetchGroups();
   }
-  for (TenantStreams* t : ts) {
-    if (t != nullptr) quota.CountPartition(*t, cutoff_s);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i] != nullptr) quota.CountPartition(pool[i]->id(), *ts[i], cutoff_s);
   }
 }
 
@@ -742,11 +742,11 @@ Status UsageStore::UpdateCondLocked(std::string_view tenant, std::span<const Str
       // there like a new stream; a move within a bucket (another policy without a limit of
       // its own) is not.
       const bool admit = from != to;
-      if (admit && !quota.TryAdmit(to)) {
+      if (admit && !quota.TryAdmit(to, pu.id())) {
         out->verdicts[i] = Verdict::kMaxStreams;
         continue;
       }
-      if (admit && from != kNoBucket) quota.Release(from);
+      if (admit && from != kNoBucket) quota.Release(from, pu.id());
       std::optional<PolicyId> pid = t->Policy(policy, quota.OwnBucket(policy));
       std::string_view kept = policy;
       if (!pid) {

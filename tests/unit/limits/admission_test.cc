@@ -49,12 +49,12 @@ TEST(AdmissionTest, PoliciesWithTheirOwnLimitHaveTheirOwnBucket) {
   EXPECT_EQ(a.BucketOf("bronze"), Admission::kDefaultBucket);  // no own limit: default bucket
   EXPECT_NE(a.BucketOf("gold"), Admission::kDefaultBucket);
   EXPECT_FALSE(a.Limited(a.BucketOf("free")));
-  EXPECT_TRUE(a.TryAdmit(a.BucketOf("gold")));
-  EXPECT_FALSE(a.TryAdmit(a.BucketOf("gold")));
-  EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket));
-  EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket));
-  EXPECT_FALSE(a.TryAdmit(Admission::kDefaultBucket));
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(a.TryAdmit(a.BucketOf("free")));
+  EXPECT_TRUE(a.TryAdmit(a.BucketOf("gold"), 0));
+  EXPECT_FALSE(a.TryAdmit(a.BucketOf("gold"), 0));
+  EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket, 0));
+  EXPECT_TRUE(a.TryAdmit(Admission::kDefaultBucket, 0));
+  EXPECT_FALSE(a.TryAdmit(Admission::kDefaultBucket, 0));
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(a.TryAdmit(a.BucketOf("free"), 0));
 }
 
 }  // namespace

@@ -689,20 +689,26 @@ class CapQuota final : public BucketQuota {
   size_t BucketOf(std::string_view) const override { return 0; }
   bool OwnBucket(std::string_view) const override { return false; }
   bool Limited(size_t) const override { return true; }
-  void CountPartition(TenantStreams& ts, int64_t cutoff_s) override {
+  void CountPartition(int32_t partition, TenantStreams& ts, int64_t cutoff_s) override {
     ++partitions_counted;
-    ts.ForEachPolicy(cutoff_s, [&](std::string_view, uint32_t active) { used += active; });
+    ts.ForEachPolicy(cutoff_s, [&](std::string_view, uint32_t active) {
+      used += active;
+      counted[partition] += active;
+    });
   }
-  bool TryAdmit(size_t) override {
+  bool TryAdmit(size_t, int32_t partition) override {
+    asked.push_back(partition);
     if (used >= cap_) return false;
     ++used;
     return true;
   }
-  void Release(size_t) override {
+  void Release(size_t, int32_t) override {
     if (used > 0) --used;
   }
 
   int partitions_counted = 0;
+  std::map<int32_t, uint64_t> counted;  // by partition
+  std::vector<int32_t> asked;           // the partition of each stream asking for a place
   uint64_t used = 0;
 
  private:
@@ -723,6 +729,8 @@ TEST_F(UsageStoreTest, UpdateCondAdmitsAgainstTheCallersQuota) {
   UpdateCondResult out;
   ASSERT_TRUE(store_->UpdateCond("a", fresh, quota, all_, &out).ok());
   EXPECT_EQ(quota.partitions_counted, 2);  // partitions 0 and 1 hold the tenant; 2 and 3 not yet
+  EXPECT_EQ(quota.counted, (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(quota.asked, (std::vector<int32_t>{2, 2, 3}));  // each stream's own partition
   EXPECT_EQ(quota.used, 4u);
   // Partition 2's streams are admitted first: one place left.
   EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kMaxStreams, Verdict::kMaxStreams}));
