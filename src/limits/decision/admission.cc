@@ -17,17 +17,10 @@ Admission::Admission(const TenantLimits& limits, uint32_t pool_partitions, uint3
   for (const auto& [name, policy] : limits.policy_override_limits) {
     const std::optional<uint64_t> limit = limits.PolicyMaxStreams(name);
     if (!limit) continue;  // a policy with only a rate of its own counts in the tenant's bucket
-    policy_buckets_.emplace_back(name, caps_.size());
+    buckets_.Add(name);
     caps_.push_back(PoolShare(*limit, pool_partitions, num_partitions));
   }
   used_.assign(caps_.size(), 0);
-}
-
-size_t Admission::BucketOf(std::string_view policy) const {
-  for (const auto& [name, bucket] : policy_buckets_) {
-    if (name == policy) return bucket;
-  }
-  return kDefaultBucket;
 }
 
 void Admission::CountPartition(int32_t /*partition*/, TenantStreams& ts, int64_t cutoff_s) {

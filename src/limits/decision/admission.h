@@ -26,6 +26,7 @@
 
 #include "limits/decision/tenant_limits.h"
 #include "limits/usage/bucket_quota.h"
+#include "limits/usage/policy_buckets.h"
 #include "limits/usage/tenant_streams.h"
 
 namespace limits {
@@ -41,12 +42,12 @@ uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num
 // thread-safe.
 class Admission final : public BucketQuota {
  public:
-  static constexpr size_t kDefaultBucket = 0;
+  static constexpr size_t kDefaultBucket = PolicyBuckets::kDefaultBucket;
 
   Admission(const TenantLimits& limits, uint32_t pool_partitions, uint32_t num_partitions);
 
   // The bucket a stream of ingestion policy `policy` ("" = none) counts in.
-  size_t BucketOf(std::string_view policy) const override;
+  size_t BucketOf(std::string_view policy) const override { return buckets_.BucketOf(policy); }
   // Whether the policy has a bucket of its own (its name must then always be told apart).
   bool OwnBucket(std::string_view policy) const override { return BucketOf(policy) != kDefaultBucket; }
   bool Limited(size_t bucket) const override { return caps_[bucket] != kUnlimited; }
@@ -64,7 +65,7 @@ class Admission final : public BucketQuota {
   }
 
  private:
-  std::vector<std::pair<std::string, size_t>> policy_buckets_;  // policies with their own limit
+  PolicyBuckets buckets_;
   std::vector<uint64_t> caps_;
   std::vector<uint64_t> used_;
 };

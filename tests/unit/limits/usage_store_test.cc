@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "limits/decision/admission.h"
+#include "limits/zone/zone_quota.h"
 #include "storage/codec.h"
 #include "testing/fake_clock.h"
 #include "testing/temp_dir.h"
@@ -743,6 +744,24 @@ TEST_F(UsageStoreTest, UpdateCondAdmitsAgainstTheCallersQuota) {
   ASSERT_TRUE(store_->UpdateCond("a", refresh, known, all_, &out).ok());
   EXPECT_EQ(known.partitions_counted, 0);
   EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kAccepted, Verdict::kAccepted}));
+}
+
+// A zone's cold bucket admits on each partition's floor: the store counts the tenant
+// partition by partition and asks for each stream's own one (issue 27).
+TEST_F(UsageStoreTest, AZoneQuotaAdmitsOnTheFloorOfEachStreamsPartition) {
+  ApplyStreams(0, "a", 2);
+  // L = 16 over 4 partitions: floors of 2. Partition 0 is full, the others are empty.
+  zone::ZoneQuota quota(PolicyBuckets(), {zone::ZoneBucket{zone::ZoneBucket::Mode::kCold,
+                                                           zone::PartitionFloors(16, kPartitions, 0), nullptr}});
+  std::vector<StreamUpdate> u = {{.stream_hash = HashIn(0, 7), .bytes = 1, .policy = ""},
+                                 {.stream_hash = HashIn(1, 7), .bytes = 1, .policy = ""},
+                                 {.stream_hash = HashIn(1, 8), .bytes = 1, .policy = ""},
+                                 {.stream_hash = HashIn(1, 9), .bytes = 1, .policy = ""}};
+  UpdateCondResult out;
+  ASSERT_TRUE(store_->UpdateCond("a", u, quota, all_, &out).ok());
+  EXPECT_EQ(out.verdicts, (std::vector<Verdict>{Verdict::kMaxStreams, Verdict::kAccepted, Verdict::kAccepted,
+                                                Verdict::kMaxStreams}));
+  EXPECT_EQ(quota.Triggered(), std::vector<size_t>{0});
 }
 
 // Issue 24, item 1: a policy the node does not keep (over 255 bytes, not UTF-8) was a
