@@ -33,7 +33,10 @@ bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
     m.applied = std::max(m.applied, report.applied_directive);
     m.knows_us = true;
   }
-  if (report.applied_home > incarnation_) m.applied = UINT64_MAX;  // it moved on to a later home
+  if (report.applied_home > incarnation_) {
+    m.applied = UINT64_MAX;  // it moved on to a later home
+    superseded_ = std::max(superseded_, report.applied_home);
+  }
   std::erase_if(m.in_flight, [&](const Directive& d) { return d.seq <= m.applied; });
 
   for (const PartitionCount& pc : report.counts) {

@@ -73,6 +73,14 @@ struct Directive {
   uint64_t home = 0;  // the home's incarnation: it only grows, over restarts and hand-overs
 };
 
+// The incarnation a home takes when it starts on a bucket: its clock's milliseconds, so that
+// a restart or a move to another node numbers above the earlier home without any stored
+// counter; and above every incarnation members were seen to apply, for a node whose clock is
+// behind the earlier home's (members drop an older home's directives: it could never learn).
+inline uint64_t NextIncarnation(uint64_t now_ms, uint64_t highest_seen) {
+  return now_ms > highest_seen ? now_ms : highest_seen + 1;
+}
+
 class HomeLedger {
  public:
   // `incarnation`: this home's, above every earlier home's of the bucket. `num_partitions`: the
@@ -104,6 +112,10 @@ class HomeLedger {
   Directive Return(std::string_view member, uint64_t places);
   // What the member last reported unused (0 for one never heard of).
   uint64_t ReportedUnused(std::string_view member) const;
+  // The highest incarnation of another home a member reported applying after this one's, 0
+  // when none: a home the ring still names must start again above it (NextIncarnation), as
+  // its members drop its directives; one it no longer names steps down.
+  uint64_t Superseded() const { return superseded_; }
 
   // How a ledger starts when the bucket has none: both wait on `members` (the zone's live ones,
   // as the ring says) to report after applying one of its directives, and on each partition to
@@ -164,6 +176,7 @@ class HomeLedger {
   std::map<std::string, Member, std::less<>> members_;
   std::set<std::string, std::less<>> forgotten_;
   std::vector<std::string> waiting_on_;  // members to report under this incarnation
+  uint64_t superseded_ = 0;
   bool waiting_ = false;
   bool closing_ = false;
   std::map<int32_t, std::vector<Reading>> partitions_;

@@ -177,6 +177,23 @@ TEST(PartitionFloorsTest, FloorsSumToHalfTheLimitAndDifferByOneAtMost) {
   EXPECT_EQ(PartitionFloors(640, 0, 3).total(), 0u);
 }
 
+TEST(HomeLedgerTest, AHomeBehindALaterOnesIncarnationIsToldAndStartsAboveIt) {
+  EXPECT_EQ(NextIncarnation(1'000, 0), 1'000u);
+  EXPECT_EQ(NextIncarnation(1'000, 999), 1'000u);
+  EXPECT_EQ(NextIncarnation(1'000, 5'000), 5'001u);  // a clock behind the earlier home's
+
+  HomeLedger ledger(10, 1'000);
+  ASSERT_TRUE(ledger.Apply("a", MemberReport{1, {}, 0, 999, 3}));
+  EXPECT_EQ(ledger.Superseded(), 0u);
+  ASSERT_TRUE(ledger.Apply("b", MemberReport{1, {}, 0, 5'000, 1}));
+  EXPECT_EQ(ledger.Superseded(), 5'000u);
+  HomeLedger again(10, NextIncarnation(1'002, ledger.Superseded()));
+  const Directive d = again.Grant("b", 0);
+  MemberBucket b;
+  ASSERT_TRUE(b.Apply({0, 7, 5'000}));
+  EXPECT_TRUE(b.Apply(d));  // the restarted home's first directive is newer
+}
+
 TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {
   HomeLedger ledger(10, kHome);
   ASSERT_TRUE(ledger.Apply("a", Report(5, {Synced(0, 4)}, 1)));
