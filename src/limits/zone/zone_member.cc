@@ -1,0 +1,36 @@
+#include "limits/zone/zone_member.h"
+
+#include <utility>
+
+namespace limits::zone {
+
+void ZoneMember::Heard(std::string_view home, std::vector<BucketKey> roster, int64_t sent_ms) {
+  auto it = leases_.find(home);
+  if (it == leases_.end()) it = leases_.emplace(std::string(home), Lease{}).first;
+  Lease& lease = it->second;
+  if (sent_ms < lease.sent_ms) return;  // a late answer: the newer one stands
+  lease.sent_ms = sent_ms;
+  lease.hot = std::set<BucketKey>(std::make_move_iterator(roster.begin()), std::make_move_iterator(roster.end()));
+}
+
+ZoneBucket ZoneMember::StateOf(const BucketKey& key, std::string_view home, uint64_t limit, int32_t partitions,
+                               int64_t now_ms) {
+  if (auto b = buckets_.find(key); b != buckets_.end()) {
+    return ZoneBucket{ZoneBucket::Mode::kHot, {}, &b->second};
+  }
+  auto it = leases_.find(home);
+  // Timed from when the exchange began: whatever turned hot at the home after that, the home
+  // waits on this member for (it is live), and no longer than the lease.
+  const bool leased = it != leases_.end() && now_ms - it->second.sent_ms <= lease_ms_;
+  if (!leased || it->second.hot.contains(key)) return ZoneBucket{ZoneBucket::Mode::kUnknown, {}, nullptr};
+  return ZoneBucket{ZoneBucket::Mode::kCold, PartitionFloors(limit, partitions, HashOf(key)), nullptr};
+}
+
+bool ZoneMember::Apply(const BucketKey& key, const Directive& d) { return buckets_[key].Apply(d); }
+
+MemberBucket* ZoneMember::Find(const BucketKey& key) {
+  auto it = buckets_.find(key);
+  return it == buckets_.end() ? nullptr : &it->second;
+}
+
+}  // namespace limits::zone
