@@ -125,6 +125,17 @@ void HomeLedger::Start(std::vector<std::string> members, bool closing) {
   StopWaitingIfDone();
 }
 
+void HomeLedger::Excuse(std::string_view member) {
+  if (!closing_) return;
+  std::erase_if(waiting_on_, [&](const std::string& m) { return m == member; });
+  StopWaitingIfDone();
+}
+
+void HomeLedger::AwaitAlso(std::string_view member) {
+  if (!RoomsOpen() || forgotten_.contains(member)) return;
+  if (std::find(waiting_on_.begin(), waiting_on_.end(), member) == waiting_on_.end()) waiting_on_.emplace_back(member);
+}
+
 const HomeLedger::Reading* HomeLedger::Newest(int32_t partition) const {
   auto it = partitions_.find(partition);
   if (it == partitions_.end() || it->second.empty()) return nullptr;
@@ -162,11 +173,19 @@ Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
   const int64_t free = Learning() ? 0 : Free();
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
   Directive d{static_cast<int64_t>(places), ++next_seq_, incarnation_};
-  if (places > 0) MemberOf(member).in_flight.push_back(d);
+  Member& m = MemberOf(member);
+  m.directed = true;
+  if (places > 0) m.in_flight.push_back(d);
   return d;
 }
 
+bool HomeLedger::Directed(std::string_view member) const {
+  auto it = members_.find(member);
+  return it != members_.end() && it->second.directed;
+}
+
 Directive HomeLedger::Return(std::string_view member, uint64_t places) {
+  MemberOf(member).directed = true;
   const uint64_t held = ReportedUnused(member);
   return Directive{-static_cast<int64_t>(std::min(places, held)), ++next_seq_, incarnation_};
 }

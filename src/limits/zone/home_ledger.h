@@ -131,12 +131,20 @@ class HomeLedger {
   //   before it started admitted since its last report, so it grants nothing until it has
   //   learnt. Waiting on the members also drops the earlier home's directives still on the way.
   void StartLearning(std::vector<std::string> members);
+  // A closing ledger stops waiting on a member whose lease from this home ran out: it no longer
+  // admits cold (zone_member.h). A learning one does not: the member may hold headroom.
+  void Excuse(std::string_view member);
+  // A closing ledger also waits on `member`, heard from after it started: until the member
+  // applies one of its directives, it may admit cold.
+  void AwaitAlso(std::string_view member);
   bool Learning() const { return waiting_ && !closing_; }
   bool RoomsOpen() const { return waiting_ && closing_; }
   // The room left on the floors of the partitions whose newest owner is `member`: what it may
   // still admit cold, and so the least a first grant should give it for the turn to hot to
   // reject nothing.
   uint64_t Rooms(std::string_view member) const;
+  // Whether it sent `member` a directive (the first to a member carries its rooms).
+  bool Directed(std::string_view member) const;
 
   // Whether a member that is gone (its node left the ring or died) may be forgotten: every
   // partition it ever counted has a later owner that has caught up. Until then its headroom
@@ -155,6 +163,7 @@ class HomeLedger {
     std::vector<Directive> in_flight;  // grants with seq > applied
     std::map<int32_t, uint64_t> generations;  // every partition it counted: its newest generation
     bool knows_us = false;  // it reported after applying a directive of this incarnation
+    bool directed = false;  // it was sent a directive of this incarnation
   };
   struct Reading {
     std::string member;

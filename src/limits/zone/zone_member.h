@@ -1,11 +1,11 @@
 // ZoneMember: this node's side of its zone's buckets — which are hot here (a MemberBucket each,
-// made by the first directive of the bucket's home), and whether a bucket may be admitted cold.
-// A bucket is admitted cold only under a lease from its home: an exchange with that home, begun
-// at most `lease_ms` ago, whose answer listed the home's hot buckets without this one. A node
-// that just started holds no lease: a bucket may be hot with all of its headroom held by other
-// members, so it admits nothing on it until it hears from the home (fail closed). A home waits
-// on every live member before it gives up the cold floors, and a member that stopped hearing
-// from it stops admitting cold within the lease (ARCHITECTURE.md, "Exact limits across a zone").
+// made by the first directive of the bucket's home), and whether a bucket may be admitted cold:
+// only under a lease from its home, an exchange with that home begun at most `lease_ms` ago.
+// A node that just started holds no lease: a bucket may be hot with all of its headroom held
+// by other members, so it admits nothing on it until it hears from the home (fail closed).
+// A bucket its home lists as hot stays cold here until the home's directive: the home counts
+// this member's floors until then, or sends the directive in the same answer (zone_home.h).
+// A member that stops hearing from a home stops admitting cold within the lease.
 // Pure: times are passed in. Not thread-safe.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "limits/zone/bucket_key.h"
+#include "limits/zone/exchange.h"
 #include "limits/zone/member_bucket.h"
 #include "limits/zone/zone_quota.h"
 
@@ -28,12 +29,15 @@ class ZoneMember {
 
   // An exchange with `home` that began at `sent_ms` was answered, listing every bucket hot at
   // that home (its roster). An answer to an earlier exchange than one already heard changes
-  // nothing.
+  // nothing but its directives (apply them too).
   void Heard(std::string_view home, std::vector<BucketKey> roster, int64_t sent_ms);
+  // The buckets `home` lists as hot that are not hot here yet: the next exchange reports them
+  // (their counts give the home this member's room left on its floors).
+  std::vector<BucketKey> Pending(std::string_view home) const;
 
   // The bucket's state for a request at `now_ms`: hot once a directive made it so here; else
-  // cold on its floors (of `limit` over `partitions`) while the lease of its `home` holds and
-  // the home does not list it as hot; else unknown.
+  // cold on its floors (of `limit` over `partitions`) while the lease of its `home` holds;
+  // else unknown.
   ZoneBucket StateOf(const BucketKey& key, std::string_view home, uint64_t limit, int32_t partitions,
                      int64_t now_ms);
 
@@ -42,6 +46,12 @@ class ZoneMember {
   bool Apply(const BucketKey& key, const Directive& d);
   // The bucket's headroom here; null while it is not hot here.
   MemberBucket* Find(const BucketKey& key);
+
+  // This member's report of the bucket, with the counts of the partitions it serves: of a hot
+  // bucket, of one its home lists (Pending), or of a cold one asking to turn hot (`trigger`).
+  // Its reports are numbered in one sequence from the first, cold or hot: the home ignores one
+  // not newer than the last it applied.
+  BucketReport ReportOf(const BucketKey& key, std::vector<PartitionCount> counts, uint64_t want, bool trigger);
 
  private:
   struct Lease {

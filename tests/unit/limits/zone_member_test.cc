@@ -17,7 +17,7 @@ TEST(ZoneMemberTest, ANodeThatHasNotHeardFromTheHomeAdmitsNothing) {
   EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 1'000).mode, Mode::kUnknown);  // leases are per home
 }
 
-TEST(ZoneMemberTest, UnderALeaseABucketTheHomeDoesNotListIsColdOnItsFloors) {
+TEST(ZoneMemberTest, UnderALeaseABucketIsColdOnItsFloorsUntilADirectiveMakesItHot) {
   ZoneMember m(kLease);
   m.Heard("h", {kGold}, 1'000);
   const ZoneBucket cold = m.StateOf(kKey, "h", 640, 64, 2'000);
@@ -27,7 +27,13 @@ TEST(ZoneMemberTest, UnderALeaseABucketTheHomeDoesNotListIsColdOnItsFloors) {
   // The floors turn with the bucket, as at the home: same limit, partitions and key.
   const PartitionFloors home(640, 64, HashOf(kKey));
   for (int32_t p = 0; p < 64; ++p) EXPECT_EQ(cold.floors.Of(p), home.Of(p));
-  EXPECT_EQ(m.StateOf(kGold, "h", 640, 64, 2'000).mode, Mode::kUnknown);  // hot there, not yet here
+  // Hot at the home, not yet here: the home counts this member's floors until it applies a
+  // directive, and this member reports it next time.
+  EXPECT_EQ(m.StateOf(kGold, "h", 640, 64, 2'000).mode, Mode::kCold);
+  EXPECT_EQ(m.Pending("h"), std::vector<BucketKey>{kGold});
+  ASSERT_TRUE(m.Apply(kGold, {4, 1, 9}));
+  EXPECT_EQ(m.StateOf(kGold, "h", 640, 64, 2'000).mode, Mode::kHot);
+  EXPECT_TRUE(m.Pending("h").empty());
 }
 
 TEST(ZoneMemberTest, TheLeaseRunsFromWhenTheExchangeBeganAndALateAnswerChangesNothing) {
@@ -37,7 +43,9 @@ TEST(ZoneMemberTest, TheLeaseRunsFromWhenTheExchangeBeganAndALateAnswerChangesNo
   EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 10'001 + kLease).mode, Mode::kUnknown);
   m.Heard("h", {kKey}, 20'000);
   m.Heard("h", {}, 15'000);  // an earlier exchange's answer, arriving late
-  EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 21'000).mode, Mode::kUnknown);
+  EXPECT_EQ(m.Pending("h"), std::vector<BucketKey>{kKey});
+  EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 20'000 + kLease).mode, Mode::kCold);
+  EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 20'001 + kLease).mode, Mode::kUnknown);
 }
 
 TEST(ZoneMemberTest, TheFirstDirectiveMakesTheBucketHotHereForGood) {

@@ -1,0 +1,110 @@
+#include "limits/zone/zone_home.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace limits::zone {
+
+ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, int64_t started_ms)
+    : num_partitions_(num_partitions), lease_ms_(lease_ms), limit_of_(std::move(limit_of)), started_ms_(started_ms) {}
+
+bool ZoneHome::Leased(const std::string& member, int64_t now_ms) const {
+  auto it = answered_.find(member);
+  const int64_t at = it == answered_.end() ? started_ms_ : it->second;
+  // The member times its lease from when it sent the exchange, before this answer; a tenth
+  // more covers clocks that run at slightly different rates.
+  return now_ms - at <= lease_ms_ + lease_ms_ / 10;
+}
+
+std::vector<std::string> ZoneHome::MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const {
+  std::vector<std::string> out;
+  for (const std::string& m : members) {
+    if (Leased(m, now_ms)) out.push_back(m);
+  }
+  for (const auto& [member, at] : answered_) {
+    if (Leased(member, now_ms) && std::find(out.begin(), out.end(), member) == out.end()) out.push_back(member);
+  }
+  return out;
+}
+
+HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
+                            const std::vector<std::string>& members, int64_t now_ms) {
+  HomeLedger ledger(limit_of_(key), NextIncarnation(static_cast<uint64_t>(now_ms), seen_incarnation), num_partitions_,
+                    HashOf(key));
+  if (closing) {
+    ledger.StartClosing(MayAdmitCold(members, now_ms));
+  } else {
+    ledger.StartLearning(members);
+  }
+  return ledgers_.insert_or_assign(key, std::move(ledger)).first->second;
+}
+
+ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vector<std::string>& members,
+                                int64_t now_ms) {
+  answered_[request.member] = now_ms;
+  ExchangeAnswer answer;
+  std::set<BucketKey> reported;
+  for (const BucketReport& r : request.reports) {
+    reported.insert(r.key);
+    auto it = ledgers_.find(r.key);
+    HomeLedger* ledger = it == ledgers_.end() ? nullptr : &it->second;
+    if (ledger == nullptr) {
+      if (r.report.applied_home != 0) {
+        // It holds headroom of an earlier home: the bucket was hot before this node homed it.
+        ledger = &Start(r.key, r.report.applied_home, false, members, now_ms);
+      } else if (r.trigger) {
+        ledger = &Start(r.key, 0, true, members, now_ms);
+      } else {
+        continue;  // a cold bucket nobody asked to turn hot
+      }
+    }
+    ledger->SetLimit(limit_of_(r.key));
+    if (!ledger->Apply(request.member, r.report)) continue;
+    if (ledger->Superseded() > 0) {
+      // Its members apply a later home's directives and drop ours: start above it, learning.
+      ledger = &Start(r.key, ledger->Superseded(), false, members, now_ms);
+      ledger->Apply(request.member, r.report);
+    }
+    // What it asks for, at most half of a fair share of what is free (little is stranded with
+    // members that stop needing it); and, in the first directive of a turn to hot, the room it
+    // could still have admitted cold.
+    const int64_t free = ledger->Free();
+    const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
+    uint64_t want = std::min(r.want, std::max<uint64_t>(1, fair));
+    if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
+    answer.directives.push_back({r.key, ledger->Grant(request.member, want)});
+  }
+  for (auto& [key, ledger] : ledgers_) {
+    answer.roster.push_back(key);
+    if (reported.contains(key)) continue;
+    if (ledger.RoomsOpen()) {
+      ledger.AwaitAlso(request.member);  // it reports the bucket next time: the roster lists it
+    } else {
+      answer.directives.push_back({key, ledger.Grant(request.member, 0)});
+    }
+  }
+  return answer;
+}
+
+void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {
+  std::vector<std::string> known = members;
+  for (const auto& [member, at] : answered_) {
+    if (std::find(known.begin(), known.end(), member) == known.end()) known.push_back(member);
+  }
+  for (auto& [key, ledger] : ledgers_) {
+    for (const std::string& member : known) {
+      if (Leased(member, now_ms)) continue;
+      ledger.Excuse(member);  // it no longer admits cold
+      const bool in_ring = std::find(members.begin(), members.end(), member) != members.end();
+      if (!in_ring && ledger.Forgettable(member)) ledger.Forget(member);
+    }
+  }
+}
+
+const HomeLedger* ZoneHome::LedgerOf(const BucketKey& key) const {
+  auto it = ledgers_.find(key);
+  return it == ledgers_.end() ? nullptr : &it->second;
+}
+
+}  // namespace limits::zone

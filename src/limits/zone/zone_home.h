@@ -1,0 +1,60 @@
+// ZoneHome: the buckets this node is home of — a ledger each while the bucket is hot — and
+// the leases it gave its members. It answers each member's exchange: it applies the member's
+// reports; makes a ledger when a cold bucket asks to turn hot (closing the floors) or when a
+// member holds headroom of a bucket it has no ledger of (it restarted, or the bucket moved
+// here: learning); and grants.
+// A member admits a bucket cold while it holds a lease from its home, unless it holds headroom
+// for it (zone_member.h). So a closing ledger waits on every member whose lease has not run
+// out (a member this process never answered counts as answered when it started: an earlier
+// process may have answered it just before), and on every member it answers meanwhile; and
+// any other ledger answers a member that did not report its bucket with a directive, which
+// makes the bucket hot there before the member admits again
+// (ARCHITECTURE.md, "Exact limits across a zone").
+// Headroom policy: at the turn to hot a member gets the room it had left on its floors plus
+// what it asks for; after that, what it asks for, at most half of a fair share of what is free
+// (so that little is stranded with members that stop needing it near the limit).
+// Pure: times are passed in. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "limits/zone/exchange.h"
+#include "limits/zone/home_ledger.h"
+
+namespace limits::zone {
+
+class ZoneHome {
+ public:
+  // A bucket's limit, as this node's configuration says.
+  using LimitOf = std::function<uint64_t(const BucketKey&)>;
+
+  ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, int64_t started_ms);
+
+  // `members`: the zone's live members, as the ring says.
+  ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
+
+  // Stops waiting on members whose lease ran out, and forgets those the ring no longer lists
+  // once their partitions have caught-up later owners.
+  void Tick(const std::vector<std::string>& members, int64_t now_ms);
+
+  const HomeLedger* LedgerOf(const BucketKey& key) const;
+
+ private:
+  std::vector<std::string> MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const;
+  bool Leased(const std::string& member, int64_t now_ms) const;
+  HomeLedger& Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
+                    const std::vector<std::string>& members, int64_t now_ms);
+
+  const int32_t num_partitions_;
+  const int64_t lease_ms_;
+  const LimitOf limit_of_;
+  const int64_t started_ms_;
+  std::map<BucketKey, HomeLedger> ledgers_;
+  std::map<std::string, int64_t> answered_;  // member -> when its last exchange was answered
+};
+
+}  // namespace limits::zone
