@@ -33,9 +33,18 @@ struct BucketDirective {
   Directive directive;
 };
 
+// A directive for another member, sent at once (Recall): give back unused headroom.
+struct Recall {
+  std::string member;
+  BucketDirective directive;
+};
+
 struct ExchangeAnswer {
   std::vector<BucketKey> roster;  // every bucket hot at this home
   std::vector<BucketDirective> directives;
+  // When the asker got nothing because others hold what is left: their returns, for the home
+  // to send at once. Once they acknowledge them, the asker asks again.
+  std::vector<Recall> recalls;
 };
 
 }  // namespace limits::zone

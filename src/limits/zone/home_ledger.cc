@@ -179,6 +179,12 @@ Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
   return d;
 }
 
+std::vector<std::string> HomeLedger::Members() const {
+  std::vector<std::string> out;
+  for (const auto& [name, m] : members_) out.push_back(name);
+  return out;
+}
+
 bool HomeLedger::Directed(std::string_view member) const {
   auto it = members_.find(member);
   return it != members_.end() && it->second.directed;

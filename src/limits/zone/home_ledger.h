@@ -112,6 +112,8 @@ class HomeLedger {
   Directive Return(std::string_view member, uint64_t places);
   // What the member last reported unused (0 for one never heard of).
   uint64_t ReportedUnused(std::string_view member) const;
+  // Every member it knows of (not forgotten), in name order.
+  std::vector<std::string> Members() const;
   // The highest incarnation of another home a member reported applying after this one's, 0
   // when none: a home the ring still names must start again above it (NextIncarnation), as
   // its members drop its directives; one it no longer names steps down.

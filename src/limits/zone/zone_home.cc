@@ -73,7 +73,16 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
     uint64_t want = std::min(r.want, std::max<uint64_t>(1, fair));
     if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
-    answer.directives.push_back({r.key, ledger->Grant(request.member, want)});
+    const Directive grant = ledger->Grant(request.member, want);
+    answer.directives.push_back({r.key, grant});
+    if (grant.delta == 0 && r.want > 0 && r.report.unused == 0 && !ledger->Learning()) {
+      // Out of headroom with nothing free: half of what each other member holds comes back.
+      for (const std::string& other : ledger->Members()) {
+        const uint64_t unused = ledger->ReportedUnused(other);
+        if (other == request.member || unused < 2) continue;
+        answer.recalls.push_back({other, {r.key, ledger->Return(other, unused / 2)}});
+      }
+    }
   }
   for (auto& [key, ledger] : ledgers_) {
     answer.roster.push_back(key);

@@ -10,9 +10,10 @@
 // any other ledger answers a member that did not report its bucket with a directive, which
 // makes the bucket hot there before the member admits again
 // (ARCHITECTURE.md, "Exact limits across a zone").
-// Headroom policy: at the turn to hot a member gets the room it had left on its floors plus
-// what it asks for; after that, what it asks for, at most half of a fair share of what is free
-// (so that little is stranded with members that stop needing it near the limit).
+// Headroom policy: a member gets what it asks for, at most half of a fair share of what is free
+// (so that little is stranded with members that stop needing it near the limit), plus, in the
+// first directive of a turn to hot, the room it had left on its floors. One out of headroom
+// when nothing is free makes the others give back half of what they hold (recalls).
 // Pure: times are passed in. Not thread-safe.
 #pragma once
 
