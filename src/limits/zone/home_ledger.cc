@@ -21,6 +21,12 @@ HomeLedger::Member& HomeLedger::MemberOf(std::string_view member) {
 
 bool HomeLedger::Apply(std::string_view member, const MemberReport& report) {
   if (forgotten_.contains(member)) return false;
+  // From the network: a count or headroom no zone can hold is refused, so that sums never wrap.
+  constexpr uint64_t kMost = uint64_t{1} << 40;
+  if (report.unused > kMost) return false;
+  for (const PartitionCount& pc : report.counts) {
+    if (pc.active > kMost || pc.admitted > kMost) return false;
+  }
   Member& m = MemberOf(member);
   if (m.reported && report.seq <= m.last_report) return false;
   m.reported = true;
@@ -101,6 +107,11 @@ uint64_t HomeLedger::Counted() const {
   return total;
 }
 
+uint64_t HomeLedger::CountedIn(int32_t partition) const {
+  auto it = partitions_.find(partition);
+  return it == partitions_.end() ? 0 : PartitionTotal(it->second);
+}
+
 uint64_t HomeLedger::Held() const {
   uint64_t total = 0;
   for (const auto& [name, m] : members_) {
@@ -149,10 +160,7 @@ void HomeLedger::StopWaitingIfDone() {
     auto it = members_.find(name);
     if (it == members_.end() || !it->second.knows_us) return;
   }
-  for (int32_t p = 0; p < floors_.partitions(); ++p) {
-    const Reading* newest = Newest(p);
-    if (newest == nullptr || !newest->count.caught_up) return;
-  }
+  if (!AllCounted()) return;
   waiting_ = false;
   waiting_on_.clear();
 }
@@ -169,8 +177,19 @@ uint64_t HomeLedger::Rooms(std::string_view member) const {
   return rooms;
 }
 
+bool HomeLedger::AllCounted() const {
+  for (int32_t p = 0; p < floors_.partitions(); ++p) {
+    const Reading* newest = Newest(p);
+    if (newest == nullptr || !newest->count.caught_up) return false;
+  }
+  return true;
+}
+
 Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
-  const int64_t free = Learning() ? 0 : Free();
+  // A closing ledger grants once every partition is counted: one over its floor (streams a
+  // hot bucket admitted before this ledger, or another zone's) is in no floor.
+  const bool can = !Learning() && (!RoomsOpen() || AllCounted());
+  const int64_t free = can ? Free() : 0;
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
   Directive d{static_cast<int64_t>(places), ++next_seq_, incarnation_};
   Member& m = MemberOf(member);

@@ -92,12 +92,15 @@ class HomeLedger {
   const PartitionFloors& floors() const { return floors_; }
 
   // Applies a member's report. Returns false when it was ignored: older than one already
-  // applied, or from a forgotten member.
+  // applied, from a forgotten member, or with a count or headroom above 2^40 (no zone holds
+  // that many streams; refused so that sums never wrap).
   bool Apply(std::string_view member, const MemberReport& report);
 
   // Active streams of the bucket over every partition; while the cold rooms are open, each
   // partition counts at least its floor (StartClosing).
   uint64_t Counted() const;
+  // Active streams of the bucket in one partition, as its readings add up (no floor).
+  uint64_t CountedIn(int32_t partition) const;
   // Headroom members hold: what they last reported unused, plus grants not yet acknowledged.
   uint64_t Held() const;
   // Places nobody counts or holds: L - Counted - Held (negative when the zone is over L, for
@@ -125,8 +128,8 @@ class HomeLedger {
   // bucket no longer admits on its cold floors, and then nothing it admitted is missing from
   // the counts.
   // - A bucket turning hot (it was cold: nobody holds headroom for it) closes its rooms: the
-  //   ledger grants at once, but counts each partition at least at its floor meanwhile, since
-  //   members not yet told may still fill their floors.
+  //   ledger grants as soon as every partition is counted, and counts each partition at least
+  //   at its floor meanwhile, since members not yet told may still fill their floors.
   void StartClosing(std::vector<std::string> members);
   // - A home that starts on a bucket that was hot (the node restarted, or the bucket was
   //   re-homed) learns: it knows none of the members' headroom, nor what a member that died
@@ -175,6 +178,8 @@ class HomeLedger {
   static uint64_t PartitionTotal(const std::vector<Reading>& readings);
   // The reading of the partition's newest owner; null when nobody reported it.
   const Reading* Newest(int32_t partition) const;
+  // Every partition counted by its newest owner, caught up.
+  bool AllCounted() const;
   Member& MemberOf(std::string_view member);
   void Start(std::vector<std::string> members, bool closing);
   void StopWaitingIfDone();

@@ -35,7 +35,12 @@ HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, boo
   if (closing) {
     ledger.StartClosing(MayAdmitCold(members, now_ms));
   } else {
-    ledger.StartLearning(members);
+    // Every member that may hold headroom (the ring's) or admit cold (a lease from here).
+    std::vector<std::string> all = MayAdmitCold(members, now_ms);
+    for (const std::string& m : members) {
+      if (std::find(all.begin(), all.end(), m) == all.end()) all.push_back(m);
+    }
+    ledger.StartLearning(std::move(all));
   }
   return ledgers_.insert_or_assign(key, std::move(ledger)).first->second;
 }
@@ -46,21 +51,23 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
   ExchangeAnswer answer;
   std::set<BucketKey> reported;
   for (const BucketReport& r : request.reports) {
-    reported.insert(r.key);
     auto it = ledgers_.find(r.key);
     HomeLedger* ledger = it == ledgers_.end() ? nullptr : &it->second;
     if (ledger == nullptr) {
       if (r.report.applied_home != 0) {
         // It holds headroom of an earlier home: the bucket was hot before this node homed it.
         ledger = &Start(r.key, r.report.applied_home, false, members, now_ms);
-      } else if (r.trigger) {
+      } else if (r.trigger && Learnt(members)) {
         ledger = &Start(r.key, 0, true, members, now_ms);
       } else {
         continue;  // a cold bucket nobody asked to turn hot
       }
     }
     ledger->SetLimit(limit_of_(r.key));
+    // A report not applied (late, or from a forgotten member) is as if not sent: the bucket
+    // gets the answer of one not reported, below.
     if (!ledger->Apply(request.member, r.report)) continue;
+    reported.insert(r.key);
     if (ledger->Superseded() > 0) {
       // Its members apply a later home's directives and drop ours: start above it, learning.
       ledger = &Start(r.key, ledger->Superseded(), false, members, now_ms);
@@ -94,6 +101,13 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     }
   }
   return answer;
+}
+
+bool ZoneHome::Learnt(const std::vector<std::string>& members) {
+  if (!learnt_) {
+    learnt_ = std::all_of(members.begin(), members.end(), [&](const std::string& m) { return answered_.contains(m); });
+  }
+  return learnt_;
 }
 
 void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {

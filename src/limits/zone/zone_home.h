@@ -8,7 +8,10 @@
 // out (a member this process never answered counts as answered when it started: an earlier
 // process may have answered it just before), and on every member it answers meanwhile; and
 // any other ledger answers a member that did not report its bucket with a directive, which
-// makes the bucket hot there before the member admits again
+// makes the bucket hot there before the member admits again.
+// A process that starts knows no hot bucket. Members report every bucket they hold headroom
+// for at every exchange, so it makes no closing ledger until every member the ring lists has
+// exchanged with it: a bucket none of them holds headroom for is cold everywhere
 // (ARCHITECTURE.md, "Exact limits across a zone").
 // Headroom policy: a member gets what it asks for, at most half of a fair share of what is free
 // (so that little is stranded with members that stop needing it near the limit), plus, in the
@@ -38,6 +41,9 @@ class ZoneHome {
   // `members`: the zone's live members, as the ring says.
   ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
 
+  // Whether every member the ring lists has exchanged with this process (then for good).
+  bool Learnt(const std::vector<std::string>& members);
+
   // Stops waiting on members whose lease ran out, and forgets those the ring no longer lists
   // once their partitions have caught-up later owners.
   void Tick(const std::vector<std::string>& members, int64_t now_ms);
@@ -56,6 +62,7 @@ class ZoneHome {
   const int64_t started_ms_;
   std::map<BucketKey, HomeLedger> ledgers_;
   std::map<std::string, int64_t> answered_;  // member -> when its last exchange was answered
+  bool learnt_ = false;
 };
 
 }  // namespace limits::zone
