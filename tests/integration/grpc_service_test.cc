@@ -358,7 +358,8 @@ TEST_F(GrpcServiceTest, Item20_ACallInFlightFinishesBeforeShutdown) {
   std::thread stopper([&] { server_->Stop(10s); });
   std::this_thread::sleep_for(300ms);  // the call is still held when the shutdown begins
   sink_.Open();
-  EXPECT_TRUE(done.get_future().get().ok());
+  const grpc::Status status = done.get_future().get();
+  EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
   stopper.join();
   server_.reset();
 }
