@@ -6,8 +6,13 @@
 
 namespace limits::zone {
 
-ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, int64_t started_ms)
-    : num_partitions_(num_partitions), lease_ms_(lease_ms), limit_of_(std::move(limit_of)), started_ms_(started_ms) {}
+ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here,
+                   int64_t started_ms)
+    : num_partitions_(num_partitions),
+      lease_ms_(lease_ms),
+      limit_of_(std::move(limit_of)),
+      homed_here_(std::move(homed_here)),
+      started_ms_(started_ms) {}
 
 bool ZoneHome::Leased(const std::string& member, int64_t now_ms) const {
   auto it = answered_.find(member);
@@ -50,7 +55,10 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
   answered_[request.member] = now_ms;
   ExchangeAnswer answer;
   std::set<BucketKey> reported;
+  // Step down from every bucket the ring moved elsewhere.
+  std::erase_if(ledgers_, [&](const auto& entry) { return !homed_here_(entry.first); });
   for (const BucketReport& r : request.reports) {
+    if (!homed_here_(r.key)) continue;
     auto it = ledgers_.find(r.key);
     HomeLedger* ledger = it == ledgers_.end() ? nullptr : &it->second;
     if (ledger == nullptr) {

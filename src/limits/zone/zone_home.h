@@ -12,6 +12,8 @@
 // A process that starts knows no hot bucket. Members report every bucket they hold headroom
 // for at every exchange, so it makes no closing ledger until every member the ring lists has
 // exchanged with it: a bucket none of them holds headroom for is cold everywhere
+// A home the ring no longer names steps down: it drops the bucket's ledger and answers it as
+// a bucket it does not know; the members' headroom is learnt by the home the ring names
 // (ARCHITECTURE.md, "Exact limits across a zone").
 // Headroom policy: a member gets what it asks for, at most half of a fair share of what is free
 // (so that little is stranded with members that stop needing it near the limit), plus, in the
@@ -35,8 +37,10 @@ class ZoneHome {
  public:
   // A bucket's limit, as this node's configuration says.
   using LimitOf = std::function<uint64_t(const BucketKey&)>;
+  // Whether the ring, as this node sees it now, names this node the bucket's home (HomeOf).
+  using HomedHere = std::function<bool(const BucketKey&)>;
 
-  ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, int64_t started_ms);
+  ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms);
 
   // `members`: the zone's live members, as the ring says.
   ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
@@ -59,6 +63,7 @@ class ZoneHome {
   const int32_t num_partitions_;
   const int64_t lease_ms_;
   const LimitOf limit_of_;
+  const HomedHere homed_here_;
   const int64_t started_ms_;
   std::map<BucketKey, HomeLedger> ledgers_;
   std::map<std::string, int64_t> answered_;  // member -> when its last exchange was answered
