@@ -107,11 +107,6 @@ uint64_t HomeLedger::Counted() const {
   return total;
 }
 
-uint64_t HomeLedger::CountedIn(int32_t partition) const {
-  auto it = partitions_.find(partition);
-  return it == partitions_.end() ? 0 : PartitionTotal(it->second);
-}
-
 uint64_t HomeLedger::Held() const {
   uint64_t total = 0;
   for (const auto& [name, m] : members_) {

@@ -89,7 +89,6 @@ class HomeLedger {
 
   uint64_t limit() const { return limit_; }
   void SetLimit(uint64_t limit);
-  const PartitionFloors& floors() const { return floors_; }
 
   // Applies a member's report. Returns false when it was ignored: older than one already
   // applied, from a forgotten member, or with a count or headroom above 2^40 (no zone holds
@@ -99,8 +98,6 @@ class HomeLedger {
   // Active streams of the bucket over every partition; while the cold rooms are open, each
   // partition counts at least its floor (StartClosing).
   uint64_t Counted() const;
-  // Active streams of the bucket in one partition, as its readings add up (no floor).
-  uint64_t CountedIn(int32_t partition) const;
   // Headroom members hold: what they last reported unused, plus grants not yet acknowledged.
   uint64_t Held() const;
   // Places nobody counts or holds: L - Counted - Held (negative when the zone is over L, for

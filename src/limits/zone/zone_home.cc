@@ -22,14 +22,17 @@ bool ZoneHome::Leased(const std::string& member, int64_t now_ms) const {
   return now_ms - at <= lease_ms_ + lease_ms_ / 10;
 }
 
-std::vector<std::string> ZoneHome::MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const {
-  std::vector<std::string> out;
-  for (const std::string& m : members) {
-    if (Leased(m, now_ms)) out.push_back(m);
-  }
+std::vector<std::string> ZoneHome::Known(const std::vector<std::string>& members) const {
+  std::vector<std::string> out = members;
   for (const auto& [member, at] : answered_) {
-    if (Leased(member, now_ms) && std::find(out.begin(), out.end(), member) == out.end()) out.push_back(member);
+    if (std::find(out.begin(), out.end(), member) == out.end()) out.push_back(member);
   }
+  return out;
+}
+
+std::vector<std::string> ZoneHome::MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const {
+  std::vector<std::string> out = Known(members);
+  std::erase_if(out, [&](const std::string& m) { return !Leased(m, now_ms); });
   return out;
 }
 
@@ -41,10 +44,10 @@ HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, boo
     ledger.StartClosing(MayAdmitCold(members, now_ms));
   } else {
     // Every member that may hold headroom (the ring's) or admit cold (a lease from here).
-    std::vector<std::string> all = MayAdmitCold(members, now_ms);
-    for (const std::string& m : members) {
-      if (std::find(all.begin(), all.end(), m) == all.end()) all.push_back(m);
-    }
+    std::vector<std::string> all = Known(members);
+    std::erase_if(all, [&](const std::string& m) {
+      return !Leased(m, now_ms) && std::find(members.begin(), members.end(), m) == members.end();
+    });
     ledger.StartLearning(std::move(all));
   }
   return ledgers_.insert_or_assign(key, std::move(ledger)).first->second;
@@ -119,10 +122,7 @@ bool ZoneHome::Learnt(const std::vector<std::string>& members) {
 }
 
 void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {
-  std::vector<std::string> known = members;
-  for (const auto& [member, at] : answered_) {
-    if (std::find(known.begin(), known.end(), member) == known.end()) known.push_back(member);
-  }
+  const std::vector<std::string> known = Known(members);
   for (auto& [key, ledger] : ledgers_) {
     for (const std::string& member : known) {
       if (Leased(member, now_ms)) continue;

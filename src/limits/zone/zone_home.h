@@ -55,6 +55,8 @@ class ZoneHome {
   const HomeLedger* LedgerOf(const BucketKey& key) const;
 
  private:
+  // The ring's members, then every other member this process answered.
+  std::vector<std::string> Known(const std::vector<std::string>& members) const;
   std::vector<std::string> MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const;
   bool Leased(const std::string& member, int64_t now_ms) const;
   HomeLedger& Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,

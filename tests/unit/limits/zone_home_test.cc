@@ -207,7 +207,6 @@ struct Outcome {
   uint64_t total = 0;
   uint64_t synchronous = 0;      // exchanges a stream waited for
   uint64_t synchronous_far = 0;  // ... while the zone was below 90 % of L
-  uint64_t recalls = 0;          // exchanges that made the home recall headroom
 };
 
 Outcome RunZone(int members, uint64_t limit, uint32_t seed, int tick) {
@@ -245,7 +244,6 @@ Outcome RunZone(int members, uint64_t limit, uint32_t seed, int tick) {
     for (const BucketDirective& d : answer.directives) side[i].Apply(d.key, d.directive);
     if (answer.recalls.empty()) return;
     // The home recalls at once; each member gives back and says so; the asker asks again.
-    ++out.recalls;
     for (const Recall& r : answer.recalls) {
       const auto j = static_cast<size_t>(std::find(names.begin(), names.end(), r.member) - names.begin());
       side[j].Apply(r.directive.key, r.directive.directive);
