@@ -1,13 +1,11 @@
 #include "ring/etcd_kv.h"
 
-#include <grpcpp/security/tls_certificate_provider.h>
-#include <grpcpp/security/tls_certificate_verifier.h>
-#include <grpcpp/security/tls_credentials_options.h>
 
 #include <algorithm>
 #include <limits>
 
 #include "ring/ring_codec.h"
+#include "tls/client_tls.h"
 
 namespace limits::ring {
 namespace {
@@ -35,32 +33,6 @@ bool IsTokenRejected(const grpc::Status& s) {
          s.error_message().find("invalid auth token") != std::string::npos;
 }
 
-std::shared_ptr<grpc::ChannelCredentials> Credentials(const EtcdKvOptions::Tls& t) {
-  if (!t.enabled) return grpc::InsecureChannelCredentials();
-  const auto interval = static_cast<unsigned int>(std::max<int64_t>(1, t.reload_interval.count()));
-  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
-  if (!t.cert_path.empty() && !t.ca_path.empty()) {
-    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.key_path, t.cert_path, t.ca_path,
-                                                                                      interval);
-  } else if (!t.cert_path.empty()) {
-    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.key_path, t.cert_path, interval);
-  } else if (!t.ca_path.empty()) {
-    provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(t.ca_path, interval);
-  }
-  grpc::experimental::TlsChannelCredentialsOptions o;
-  if (provider) o.set_certificate_provider(provider);
-  if (!t.cert_path.empty()) o.watch_identity_key_cert_pairs();
-  if (!t.ca_path.empty()) o.watch_root_certs();  // else gRPC's default roots (the system's)
-  if (t.insecure_skip_verify) {
-    o.set_verify_server_certs(false);
-    o.set_check_call_host(false);
-    o.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
-  } else {
-    o.set_certificate_verifier(std::make_shared<grpc::experimental::HostNameCertificateVerifier>());
-  }
-  return grpc::experimental::TlsCredentials(o);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
@@ -83,7 +55,7 @@ Result<std::unique_ptr<EtcdKv>> EtcdKv::Create(const EtcdKvOptions& options) {
     if (!options.tls.server_name.empty()) args.SetSslTargetNameOverride(options.tls.server_name);
     Endpoint ep;
     ep.target = target;
-    ep.channel = grpc::CreateCustomChannel(target, Credentials(options.tls), args);
+    ep.channel = grpc::CreateCustomChannel(target, tls::ChannelCredentials(options.tls), args);
     ep.stub = etcdserverpb::KV::NewStub(ep.channel);
     ep.auth = etcdserverpb::Auth::NewStub(ep.channel);
     kv->endpoints_.push_back(std::move(ep));

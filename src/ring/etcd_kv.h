@@ -21,6 +21,7 @@
 #include "proto/etcd_kv.grpc.pb.h"
 #include "ring/etcd_endpoint.h"
 #include "ring/kv_client.h"
+#include "tls/client_tls.h"
 
 namespace limits::ring {
 
@@ -34,15 +35,7 @@ struct EtcdKvOptions {
   std::chrono::milliseconds request_timeout = std::chrono::seconds(5);
   // Version conflicts one Cas retries before giving up (dskit: 10).
   int max_cas_retries = 10;
-  struct Tls {
-    bool enabled = false;
-    std::string cert_path = "";  // a client certificate and its key (etcd's --client-cert-auth)
-    std::string key_path = "";
-    std::string ca_path = "";      // "": the system's roots
-    std::string server_name = "";  // the name the server's certificate must carry; "": the endpoint's host
-    bool insecure_skip_verify = false;
-    std::chrono::seconds reload_interval{5};
-  } tls;
+  tls::ClientTls tls;  // dskit kvstore.etcd's tls_* keys
   std::string username = "";  // with password: etcd's Auth.Authenticate, its token on every call
   std::string password = "";
 };

@@ -83,7 +83,8 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const GrpcServerOpt
 
 }  // namespace
 
-Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& options, grpc::Service& service) {
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& options, grpc::Service& service,
+                                                   std::initializer_list<grpc::Service*> others) {
   if (Result<ListenAddress> a = ParseListenAddress(options.listen); !a.ok()) {
     return Status::InvalidArgument("grpc: " + a.status().message());
   }
@@ -101,8 +102,10 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& o
   // the kernel splits calls between the two, silently. One port, one node.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // No ResourceQuota thread cap: the service runs on the callback API and queues calls for its
-  // own handler threads (common/task_pool.h), so there is no sync thread pool to exhaust.
+  // own handler threads (common/task_pool.h). The zone's service is synchronous: a few calls
+  // a second from each peer, on gRPC's sync pool, apart from Loki's.
   builder.RegisterService(&service);
+  for (grpc::Service* other : others) builder.RegisterService(other);
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) {
     return Status::Unavailable("grpc: cannot listen on " + options.listen + " (in use by another process, or not an "

@@ -1,4 +1,4 @@
-// GrpcServer: the gRPC server the IngestLimits service runs in, with grpc.health.v1.Health
+// GrpcServer: the gRPC server the IngestLimits service (and the zone's) runs in, with grpc.health.v1.Health
 // (SERVING while it runs, NOT_SERVING once Stop() begins). Binds host:port, [v6]:port or
 // Loki's ":port" (every interface); port 0: the kernel picks, port() says which.
 // With TLS settings it speaks TLS (mTLS per client_auth_type), the health service included,
@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -41,7 +42,10 @@ std::string GrpcListenAddress(const std::string& listen);
 
 class GrpcServer {
  public:
-  static Result<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, grpc::Service& service);
+  // `service` first (its calls are the ones `in_flight` counts), then any others on the same
+  // port and credentials (the zone's).
+  static Result<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, grpc::Service& service,
+                                                   std::initializer_list<grpc::Service*> others = {});
   ~GrpcServer();
   // Health checks answer NOT_SERVING from now on (Stop() begins with it).
   void SetNotServing();

@@ -271,6 +271,25 @@ def split_tables(text, limit):
     return parts + [cur] if cur else parts
 
 
+# --- limitsd.zone.v1 (src/proto/zone.proto); the first byte picks the message (zone_exchange_fuzz.cc) ---
+def bucket_key(tenant, policy=""):
+    return sfield(1, tenant) + (sfield(2, policy) if policy else b"")
+
+
+def partition_count(p, active, consumed, horizon, admitted=0, generation=1, caught_up=True):
+    return (vfield(1, p) + vfield(2, active) + vfield(3, consumed) + vfield(4, horizon) + vfield(5, admitted)
+            + vfield(6, generation) + vfield(7, 1 if caught_up else 0))
+
+
+def bucket_report(tenant, counts, seq=1, unused=0, home=0, applied=0, want=0, trigger=False, policy=""):
+    report = vfield(1, seq) + b"".join(sfield(2, c) for c in counts) + vfield(3, unused) + vfield(4, home) + vfield(5, applied)
+    return sfield(1, bucket_key(tenant, policy)) + sfield(2, report) + vfield(3, want) + vfield(4, 1 if trigger else 0)
+
+
+def bucket_directive(tenant, delta, seq, home, policy=""):
+    return sfield(1, bucket_key(tenant, policy)) + sfield(2, vfield(1, delta) + vfield(2, seq) + vfield(3, home))
+
+
 def seeds():
     s = {}
     s["record_value"] = {
@@ -395,6 +414,18 @@ configs:
         "absolute": b"GET http://limitsd:3100/metrics?name[]=x HTTP/1.1\nHost: a\n\n",
         "dots": b"HEAD /a/%2E%2e/./b/../usage/%74en%C3%A9?x=1#frag HTTP/1.0\r\n\r\n",
         "bad_escape": b"GET /usage/%zz%00 HTTP/1.1\r\nX-Empty:\r\n\r\nbody",
+    }
+    two = [partition_count(0, 3, 10, 12), partition_count(5, 1, 4, 4, admitted=1, caught_up=False)]
+    s["zone_exchange"] = {
+        "exchange_trigger": b"\x00" + sfield(1, "node-a@1700000000000") + sfield(2, bucket_report("t", two, want=4, trigger=True)),
+        "exchange_hot": b"\x00" + sfield(1, "node-b@1")
+        + sfield(2, bucket_report("t", two, seq=7, unused=5, home=1700000000000, applied=3, want=8))
+        + sfield(2, bucket_report("t", [partition_count(15, 2, 0, 0x7FFFFFFFFFFFFFFF)], seq=2, policy="gold")),
+        "exchange_empty": b"\x00" + sfield(1, "node-c@2"),
+        "answer": b"\x01" + sfield(1, bucket_key("t")) + sfield(1, bucket_key("t", "gold"))
+        + sfield(2, bucket_directive("t", 6, 1, 1700000000000)),
+        "direct_recall": b"\x02" + sfield(1, "node-a@1700000000000") + sfield(2, bucket_directive("t", -3, 4, 1700000000000)),
+        "direct_answer": b"\x03" + sfield(1, bucket_report("t", two, seq=8, unused=2, home=1700000000000, applied=4)),
     }
     return s
 

@@ -218,8 +218,9 @@ uint64_t HomeLedger::ReportedUnused(std::string_view member) const {
 bool HomeLedger::Forgettable(std::string_view member) const {
   auto it = members_.find(member);
   if (it == members_.end()) return true;
-  for (const auto& [partition, generation] : it->second.generations) {
-    auto p = partitions_.find(partition);
+  for (const auto& entry : it->second.generations) {
+    const uint64_t generation = entry.second;  // a plain name: clang 14 captures no structured binding
+    auto p = partitions_.find(entry.first);
     if (p == partitions_.end()) return false;
     const bool taken_over = std::any_of(p->second.begin(), p->second.end(), [&](const Reading& r) {
       return r.member != member && r.count.caught_up && r.count.generation > generation;

@@ -114,6 +114,13 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
   return answer;
 }
 
+void ZoneHome::Acknowledge(const std::string& member, const std::vector<BucketReport>& reports) {
+  for (const BucketReport& r : reports) {
+    auto it = ledgers_.find(r.key);
+    if (it != ledgers_.end() && homed_here_(r.key)) it->second.Apply(member, r.report);
+  }
+}
+
 bool ZoneHome::Learnt(const std::vector<std::string>& members) {
   if (!learnt_) {
     learnt_ = std::all_of(members.begin(), members.end(), [&](const std::string& m) { return answered_.contains(m); });

@@ -45,6 +45,11 @@ class ZoneHome {
   // `members`: the zone's live members, as the ring says.
   ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
 
+  // `member`'s reports in answer to this home's Direct (a recall sent at once): applied to the
+  // buckets' ledgers, so that the returns they acknowledge are free at once. Nothing is
+  // granted, and nothing else changes (its lease is timed by its own exchanges).
+  void Acknowledge(const std::string& member, const std::vector<BucketReport>& reports);
+
   // Whether every member the ring lists has exchanged with this process (then for good).
   bool Learnt(const std::vector<std::string>& members);
 

@@ -177,7 +177,14 @@ TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
   EXPECT_EQ(ask.recalls[0].member, "b");
   ASSERT_TRUE(b.Apply(ask.recalls[0].directive.directive));
   EXPECT_EQ(b.unused(), b_held - b_held / 2);
-  home.Answer({"b", {Report(kKey, b, {}, 0)}}, {"a", "b"}, 1'300);  // acknowledged: the places are free
+  // b's answer to the recall (Direct) acknowledges it: the places are free, and nothing is
+  // granted to b for it.
+  const uint64_t held = home.LedgerOf(kKey)->Held();
+  home.Acknowledge("b", {Report(kKey, b, {}, 100)});
+  EXPECT_EQ(home.LedgerOf(kKey)->Held(), held - b_held / 2);
+  EXPECT_EQ(home.LedgerOf(kKey)->Free(), static_cast<int64_t>(b_held / 2));
+  home.Acknowledge("b", {Report({"other", ""}, b, {}, 0)});  // a bucket it keeps no ledger of: nothing
+  EXPECT_EQ(home.LedgerOf({"other", ""}), nullptr);
   ExchangeAnswer again = home.Answer({"a", {Report(kKey, a, {Count(0, 20 - b_held)}, 5)}}, {"a", "b"}, 1'300);
   ASSERT_EQ(again.directives.size(), 1u);
   EXPECT_GT(again.directives[0].directive.delta, 0);

@@ -1,0 +1,195 @@
+#include "rpc/zone_codec.h"
+
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "common/utf8.h"
+#include "limits/usage/policy_names.h"
+#include "limits/usage/usage_store.h"
+
+namespace limits::rpc {
+namespace {
+
+Status Invalid(const std::string& field, const std::string& why) { return Status::InvalidArgument(field + " " + why); }
+
+Status CheckText(const std::string& field, std::string_view value, size_t max, bool required) {
+  if (required && value.empty()) return Invalid(field, "is required");
+  if (value.size() > max) return Invalid(field, "is longer than " + std::to_string(max) + " bytes");
+  if (!IsValidUtf8(value)) return Invalid(field, "is not valid UTF-8 (byte " + std::to_string(FirstInvalidUtf8(value)) + ")");
+  return Status::OK();
+}
+
+Status CheckPlaces(const std::string& field, uint64_t value) {
+  if (value > kMaxZonePlaces) return Invalid(field, "is above 2^40");
+  return Status::OK();
+}
+
+void EncodeKey(const zone::BucketKey& in, wire::BucketKey* out) {
+  out->set_tenant(in.tenant);
+  out->set_policy(in.policy);
+}
+
+Result<zone::BucketKey> DecodeKey(const wire::BucketKey& in, const std::string& field) {
+  RETURN_IF_ERROR(CheckText(field + ".tenant", in.tenant(), kMaxTenantLength, true));
+  RETURN_IF_ERROR(CheckText(field + ".policy", in.policy(), kMaxPolicyLength, false));
+  return zone::BucketKey{in.tenant(), in.policy()};
+}
+
+void EncodeDirective(const zone::BucketDirective& in, wire::BucketDirective* out) {
+  EncodeKey(in.key, out->mutable_key());
+  out->mutable_directive()->set_delta(in.directive.delta);
+  out->mutable_directive()->set_seq(in.directive.seq);
+  out->mutable_directive()->set_home(in.directive.home);
+}
+
+Result<zone::BucketDirective> DecodeDirective(const wire::BucketDirective& in, const std::string& field) {
+  ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in.key(), field + ".key"));
+  const wire::Directive& d = in.directive();
+  const int64_t max = static_cast<int64_t>(kMaxZonePlaces);
+  if (d.delta() > max || d.delta() < -max) return Invalid(field + ".directive.delta", "is beyond ±2^40");
+  if (d.seq() == 0 || d.home() == 0) return Invalid(field + ".directive", "has no sequence number or home");
+  return zone::BucketDirective{std::move(key), zone::Directive{d.delta(), d.seq(), d.home()}};
+}
+
+void EncodeReport(const zone::BucketReport& in, wire::BucketReport* out) {
+  EncodeKey(in.key, out->mutable_key());
+  wire::MemberReport* r = out->mutable_report();
+  r->set_seq(in.report.seq);
+  for (const zone::PartitionCount& c : in.report.counts) {
+    wire::PartitionCount* w = r->add_counts();
+    w->set_partition(c.partition);
+    w->set_active(c.active);
+    w->set_consumed(c.consumed);
+    w->set_horizon(c.horizon);
+    w->set_admitted(c.admitted);
+    w->set_generation(c.generation);
+    w->set_caught_up(c.caught_up);
+  }
+  r->set_unused(in.report.unused);
+  r->set_applied_home(in.report.applied_home);
+  r->set_applied_directive(in.report.applied_directive);
+  out->set_want(in.want);
+  out->set_trigger(in.trigger);
+}
+
+Result<zone::BucketReport> DecodeReport(const wire::BucketReport& in, int32_t num_partitions,
+                                        const std::string& field) {
+  ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in.key(), field + ".key"));
+  const wire::MemberReport& r = in.report();
+  if (r.seq() == 0) return Invalid(field + ".report.seq", "is 0 (reports are numbered from 1)");
+  if (r.counts_size() > num_partitions) {
+    return Invalid(field + ".report.counts", "has more entries than the topic has partitions");
+  }
+  RETURN_IF_ERROR(CheckPlaces(field + ".report.unused", r.unused()));
+  RETURN_IF_ERROR(CheckPlaces(field + ".want", in.want()));
+  zone::BucketReport out{std::move(key), {}, in.want(), in.trigger()};
+  out.report.seq = r.seq();
+  out.report.unused = r.unused();
+  out.report.applied_home = r.applied_home();
+  out.report.applied_directive = r.applied_directive();
+  out.report.counts.reserve(static_cast<size_t>(r.counts_size()));
+  std::set<int32_t> seen;
+  for (int i = 0; i < r.counts_size(); ++i) {
+    const wire::PartitionCount& c = r.counts(i);
+    const std::string at = field + ".report.counts[" + std::to_string(i) + "]";
+    if (c.partition() < 0 || c.partition() >= num_partitions) {
+      return Invalid(at + ".partition", std::to_string(c.partition()) + " is not a partition of the topic (0-" +
+                                            std::to_string(num_partitions - 1) + ")");
+    }
+    if (!seen.insert(c.partition()).second) {
+      return Invalid(at + ".partition", std::to_string(c.partition()) + " is counted twice");
+    }
+    RETURN_IF_ERROR(CheckPlaces(at + ".active", c.active()));
+    RETURN_IF_ERROR(CheckPlaces(at + ".admitted", c.admitted()));
+    if (c.consumed() < 0 || c.horizon() < 0) return Invalid(at, "has a negative offset");
+    out.report.counts.push_back(zone::PartitionCount{c.partition(), c.active(), c.consumed(), c.horizon(),
+                                                     c.admitted(), c.generation(), c.caught_up()});
+  }
+  return out;
+}
+
+// Reports of one message, each bucket at most once.
+Result<std::vector<zone::BucketReport>> DecodeReports(
+    const google::protobuf::RepeatedPtrField<wire::BucketReport>& in, int32_t num_partitions) {
+  if (in.size() > static_cast<int>(kMaxZoneReports)) {
+    return Invalid("reports", "has more than " + std::to_string(kMaxZoneReports) + " entries");
+  }
+  std::vector<zone::BucketReport> out;
+  out.reserve(static_cast<size_t>(in.size()));
+  std::set<zone::BucketKey> seen;
+  for (int i = 0; i < in.size(); ++i) {
+    const std::string field = "reports[" + std::to_string(i) + "]";
+    ASSIGN_OR_RETURN(zone::BucketReport report, DecodeReport(in[i], num_partitions, field));
+    if (!seen.insert(report.key).second) return Invalid(field + ".key", "names a bucket reported twice");
+    out.push_back(std::move(report));
+  }
+  return out;
+}
+
+Result<std::vector<zone::BucketDirective>> DecodeDirectives(
+    const google::protobuf::RepeatedPtrField<wire::BucketDirective>& in) {
+  if (in.size() > static_cast<int>(kMaxZoneEntries)) {
+    return Invalid("directives", "has more than " + std::to_string(kMaxZoneEntries) + " entries");
+  }
+  std::vector<zone::BucketDirective> out;
+  out.reserve(static_cast<size_t>(in.size()));
+  for (int i = 0; i < in.size(); ++i) {
+    ASSIGN_OR_RETURN(zone::BucketDirective d, DecodeDirective(in[i], "directives[" + std::to_string(i) + "]"));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Encode(const zone::ExchangeRequest& in, wire::ExchangeRequest* out) {
+  out->set_member(in.member);
+  for (const zone::BucketReport& r : in.reports) EncodeReport(r, out->add_reports());
+}
+
+void Encode(const zone::ExchangeAnswer& in, wire::ExchangeAnswer* out) {
+  for (const zone::BucketKey& k : in.roster) EncodeKey(k, out->add_roster());
+  for (const zone::BucketDirective& d : in.directives) EncodeDirective(d, out->add_directives());
+}
+
+void Encode(const DirectRequest& in, wire::DirectRequest* out) {
+  out->set_home(in.home);
+  for (const zone::BucketDirective& d : in.directives) EncodeDirective(d, out->add_directives());
+}
+
+void Encode(const std::vector<zone::BucketReport>& in, wire::DirectAnswer* out) {
+  for (const zone::BucketReport& r : in) EncodeReport(r, out->add_reports());
+}
+
+Result<zone::ExchangeRequest> Decode(const wire::ExchangeRequest& in, int32_t num_partitions) {
+  RETURN_IF_ERROR(CheckText("member", in.member(), kMaxMemberLength, true));
+  ASSIGN_OR_RETURN(std::vector<zone::BucketReport> reports, DecodeReports(in.reports(), num_partitions));
+  return zone::ExchangeRequest{in.member(), std::move(reports)};
+}
+
+Result<zone::ExchangeAnswer> Decode(const wire::ExchangeAnswer& in) {
+  if (in.roster_size() > static_cast<int>(kMaxZoneEntries)) {
+    return Invalid("roster", "has more than " + std::to_string(kMaxZoneEntries) + " entries");
+  }
+  zone::ExchangeAnswer out;
+  out.roster.reserve(static_cast<size_t>(in.roster_size()));
+  for (int i = 0; i < in.roster_size(); ++i) {
+    ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in.roster(i), "roster[" + std::to_string(i) + "]"));
+    out.roster.push_back(std::move(key));
+  }
+  ASSIGN_OR_RETURN(out.directives, DecodeDirectives(in.directives()));
+  return out;
+}
+
+Result<DirectRequest> Decode(const wire::DirectRequest& in) {
+  RETURN_IF_ERROR(CheckText("home", in.home(), kMaxMemberLength, true));
+  ASSIGN_OR_RETURN(std::vector<zone::BucketDirective> directives, DecodeDirectives(in.directives()));
+  return DirectRequest{in.home(), std::move(directives)};
+}
+
+Result<std::vector<zone::BucketReport>> Decode(const wire::DirectAnswer& in, int32_t num_partitions) {
+  return DecodeReports(in.reports(), num_partitions);
+}
+
+}  // namespace limits::rpc
