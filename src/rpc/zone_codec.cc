@@ -141,6 +141,18 @@ Result<std::vector<zone::BucketDirective>> DecodeDirectives(
   return out;
 }
 
+Result<std::vector<zone::BucketKey>> DecodeKeys(const google::protobuf::RepeatedPtrField<wire::BucketKey>& in,
+                                               const std::string& field, size_t max) {
+  if (in.size() > static_cast<int>(max)) return Invalid(field, "has more than " + std::to_string(max) + " entries");
+  std::vector<zone::BucketKey> out;
+  out.reserve(static_cast<size_t>(in.size()));
+  for (int i = 0; i < in.size(); ++i) {
+    ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in[i], field + "[" + std::to_string(i) + "]"));
+    out.push_back(std::move(key));
+  }
+  return out;
+}
+
 }  // namespace
 
 void Encode(const zone::ExchangeRequest& in, wire::ExchangeRequest* out) {
@@ -156,6 +168,7 @@ void Encode(const zone::ExchangeAnswer& in, wire::ExchangeAnswer* out) {
 void Encode(const DirectRequest& in, wire::DirectRequest* out) {
   out->set_home(in.home);
   for (const zone::BucketDirective& d : in.directives) EncodeDirective(d, out->add_directives());
+  for (const zone::BucketKey& k : in.reports) EncodeKey(k, out->add_reports());
 }
 
 void Encode(const std::vector<zone::BucketReport>& in, wire::DirectAnswer* out) {
@@ -169,15 +182,8 @@ Result<zone::ExchangeRequest> Decode(const wire::ExchangeRequest& in, int32_t nu
 }
 
 Result<zone::ExchangeAnswer> Decode(const wire::ExchangeAnswer& in) {
-  if (in.roster_size() > static_cast<int>(kMaxZoneEntries)) {
-    return Invalid("roster", "has more than " + std::to_string(kMaxZoneEntries) + " entries");
-  }
   zone::ExchangeAnswer out;
-  out.roster.reserve(static_cast<size_t>(in.roster_size()));
-  for (int i = 0; i < in.roster_size(); ++i) {
-    ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in.roster(i), "roster[" + std::to_string(i) + "]"));
-    out.roster.push_back(std::move(key));
-  }
+  ASSIGN_OR_RETURN(out.roster, DecodeKeys(in.roster(), "roster", kMaxZoneEntries));
   ASSIGN_OR_RETURN(out.directives, DecodeDirectives(in.directives()));
   return out;
 }
@@ -185,7 +191,8 @@ Result<zone::ExchangeAnswer> Decode(const wire::ExchangeAnswer& in) {
 Result<DirectRequest> Decode(const wire::DirectRequest& in) {
   RETURN_IF_ERROR(CheckText("home", in.home(), kMaxMemberLength, true));
   ASSIGN_OR_RETURN(std::vector<zone::BucketDirective> directives, DecodeDirectives(in.directives()));
-  return DirectRequest{in.home(), std::move(directives)};
+  ASSIGN_OR_RETURN(std::vector<zone::BucketKey> reports, DecodeKeys(in.reports(), "reports", kMaxZoneReports));
+  return DirectRequest{in.home(), std::move(directives), std::move(reports)};
 }
 
 Result<std::vector<zone::BucketReport>> Decode(const wire::DirectAnswer& in, int32_t num_partitions) {

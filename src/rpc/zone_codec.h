@@ -29,11 +29,7 @@ inline constexpr size_t kMaxZoneEntries = 1 << 20;
 // Above any count of streams, headroom or grant a zone can hold.
 inline constexpr uint64_t kMaxZonePlaces = uint64_t{1} << 40;
 
-// A Direct call's request: directives from `home`, to apply at once.
-struct DirectRequest {
-  std::string home;
-  std::vector<zone::BucketDirective> directives;
-};
+using zone::DirectRequest;
 
 void Encode(const zone::ExchangeRequest& in, wire::ExchangeRequest* out);
 // The answer's recalls are the home's to send (Direct), not the asker's: they are not encoded.

@@ -29,13 +29,13 @@ struct ZonePeersOptions {
   std::chrono::milliseconds timeout{2000};  // of one call, connecting included
 };
 
-class ZonePeers {
+class ZonePeers final : public zone::ZoneTransport {
  public:
   explicit ZonePeers(ZonePeersOptions options);
 
   // `address`: host:port of the peer's gRPC listener.
-  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& request);
-  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const DirectRequest& request);
+  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& request) override;
+  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const DirectRequest& request) override;
 
   // Closes the channels of addresses not in `keep` (peers that left the ring).
   void Retain(const std::vector<std::string>& keep);

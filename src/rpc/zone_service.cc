@@ -19,7 +19,7 @@ grpc::Status Guarded(Fn&& fn) {
 }
 }  // namespace
 
-ZoneService::ZoneService(ZoneHandler& handler, int32_t num_partitions, prometheus::Registry& registry)
+ZoneService::ZoneService(zone::ZoneHandler& handler, int32_t num_partitions, prometheus::Registry& registry)
     : handler_(handler),
       num_partitions_(num_partitions),
       requests_(prometheus::BuildCounter()

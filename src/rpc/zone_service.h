@@ -3,7 +3,7 @@
 // and as a member (Direct: a home's recall, answered with the reports that acknowledge it).
 // Every message is decoded and checked first (rpc/zone_codec.h): a bad one is INVALID_ARGUMENT
 // naming the field and never reaches the handler. Counts calls by method and gRPC code
-// (limitsd_zone_requests_total). Synchronous API, on gRPC's sync pool: these calls are few
+// (limitsd_zone_requests_total). The node's zone::ZoneHandler answers. Synchronous API, on gRPC's sync pool: these calls are few
 // (about one a second per peer) and apart from Loki's. Thread-safe; destroy after the server.
 #pragma once
 
@@ -22,20 +22,10 @@
 
 namespace limits::rpc {
 
-// What the node does with a checked message. Thread-safe.
-class ZoneHandler {
- public:
-  virtual ~ZoneHandler() = default;
-  // As the buckets' home: a member's exchange.
-  virtual Result<zone::ExchangeAnswer> Exchange(const zone::ExchangeRequest& request) = 0;
-  // As a member: applies a home's directives and reports those buckets.
-  virtual Result<std::vector<zone::BucketReport>> Direct(const DirectRequest& request) = 0;
-};
-
 class ZoneService final : public wire::Zone::Service {
  public:
   // `num_partitions`: the topic's. `handler` must outlive the service.
-  ZoneService(ZoneHandler& handler, int32_t num_partitions, prometheus::Registry& registry);
+  ZoneService(zone::ZoneHandler& handler, int32_t num_partitions, prometheus::Registry& registry);
 
   grpc::Status Exchange(grpc::ServerContext* context, const wire::ExchangeRequest* request,
                         wire::ExchangeAnswer* response) override;
@@ -45,7 +35,7 @@ class ZoneService final : public wire::Zone::Service {
  private:
   grpc::Status Counted(int method, grpc::Status status);
 
-  ZoneHandler& handler_;
+  zone::ZoneHandler& handler_;
   const int32_t num_partitions_;
   prometheus::Family<prometheus::Counter>& requests_;
 };

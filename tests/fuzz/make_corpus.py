@@ -425,6 +425,7 @@ configs:
         "answer": b"\x01" + sfield(1, bucket_key("t")) + sfield(1, bucket_key("t", "gold"))
         + sfield(2, bucket_directive("t", 6, 1, 1700000000000)),
         "direct_recall": b"\x02" + sfield(1, "node-a@1700000000000") + sfield(2, bucket_directive("t", -3, 4, 1700000000000)),
+        "direct_reports": b"\x02" + sfield(1, "node-a") + sfield(3, bucket_key("t")) + sfield(3, bucket_key("t", "gold")),
         "direct_answer": b"\x03" + sfield(1, bucket_report("t", two, seq=8, unused=2, home=1700000000000, applied=4)),
     }
     return s

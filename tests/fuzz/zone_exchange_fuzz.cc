@@ -149,10 +149,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.ok()) return 0;
       FUZZ_CHECK(!r->home.empty() && r->home.size() <= kMaxMemberLength && IsValidUtf8(r->home));
       CheckDirectives(r->directives);
+      for (const zone::BucketKey& k : r->reports) CheckKey(k);
       wire::DirectRequest again;
       Encode(*r, &again);
       Result<DirectRequest> r2 = Decode(again);
-      FUZZ_CHECK(r2.ok() && r2->home == r->home && SameDirectives(r2->directives, r->directives));
+      FUZZ_CHECK(r2.ok() && r2->home == r->home && SameDirectives(r2->directives, r->directives) &&
+                 r2->reports == r->reports);
       return 0;
     }
     default: {

@@ -34,7 +34,7 @@ const std::vector<std::string> kMembers = {"a", "b"};
 
 // A home of every bucket (limit 10) and a member of one: what a node's zone agent does, with
 // a lock, nothing more.
-class TestZone final : public ZoneHandler {
+class TestZone final : public zone::ZoneHandler {
  public:
   Result<zone::ExchangeAnswer> Exchange(const zone::ExchangeRequest& request) override {
     ++exchanges;

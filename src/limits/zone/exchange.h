@@ -1,12 +1,14 @@
 // What a member and a home say to each other about the buckets of their zone, once a second
 // per pair and at once on a trigger: the member's reports, the home's roster and directives
-// (ARCHITECTURE.md, "Exact limits across a zone"). The Zone service carries them.
+// (ARCHITECTURE.md, "Exact limits across a zone"). The Zone service carries them
+// (src/proto/zone.proto, rpc/zone_service.h); the two interfaces below are its two ends.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "limits/zone/bucket_key.h"
 #include "limits/zone/home_ledger.h"
 
@@ -45,6 +47,34 @@ struct ExchangeAnswer {
   // When the asker got nothing because others hold what is left: their returns, for the home
   // to send at once. Once they acknowledge them, the asker asks again.
   std::vector<Recall> recalls;
+};
+
+// What a home sends at once: directives (a recall of unused headroom), which the member
+// applies, and buckets turning hot whose counts it needs now. The member answers with its
+// reports of all of them (acknowledging the directives).
+struct DirectRequest {
+  std::string home;  // the home's ring id
+  std::vector<BucketDirective> directives;
+  std::vector<BucketKey> reports;
+};
+
+// What a node answers: as a home, members' exchanges; as a member, homes' directives.
+// Thread-safe. The Zone service serves one (rpc/zone_service.h).
+class ZoneHandler {
+ public:
+  virtual ~ZoneHandler() = default;
+  virtual Result<ExchangeAnswer> Exchange(const ExchangeRequest& request) = 0;
+  virtual Result<std::vector<BucketReport>> Direct(const DirectRequest& request) = 0;
+};
+
+// How a node calls a peer at its address (rpc/zone_peers.h over gRPC). Thread-safe.
+// kUnavailable when the peer did not answer; kInvalidArgument for a refused request or an
+// answer that does not decode.
+class ZoneTransport {
+ public:
+  virtual ~ZoneTransport() = default;
+  virtual Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request) = 0;
+  virtual Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request) = 0;
 };
 
 }  // namespace limits::zone

@@ -183,8 +183,7 @@ bool HomeLedger::AllCounted() const {
 Directive HomeLedger::Grant(std::string_view member, uint64_t want) {
   // A closing ledger grants once every partition is counted: one over its floor (streams a
   // hot bucket admitted before this ledger, or another zone's) is in no floor.
-  const bool can = !Learning() && (!RoomsOpen() || AllCounted());
-  const int64_t free = can ? Free() : 0;
+  const int64_t free = CanGrant() ? Free() : 0;
   const uint64_t places = free <= 0 ? 0 : std::min(want, static_cast<uint64_t>(free));
   Directive d{static_cast<int64_t>(places), ++next_seq_, incarnation_};
   Member& m = MemberOf(member);

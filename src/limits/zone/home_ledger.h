@@ -140,6 +140,9 @@ class HomeLedger {
   // applies one of its directives, it may admit cold.
   void AwaitAlso(std::string_view member);
   bool Learning() const { return waiting_ && !closing_; }
+  // Whether it grants at all now: not while learning, nor while its rooms are open and some
+  // partition is not yet counted by its newest owner, caught up.
+  bool CanGrant() const { return !Learning() && (!RoomsOpen() || AllCounted()); }
   bool RoomsOpen() const { return waiting_ && closing_; }
   // The room left on the floors of the partitions whose newest owner is `member`: what it may
   // still admit cold, and so the least a first grant should give it for the turn to hot to

@@ -84,6 +84,11 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
       ledger = &Start(r.key, ledger->Superseded(), false, members, now_ms);
       ledger->Apply(request.member, r.report);
     }
+    if (ledger->RoomsOpen() && !ledger->CanGrant()) {
+      // Not every partition is counted yet: the member stays cold, on floors the ledger counts
+      // in full, rather than closed with nothing (its rooms come with its first directive).
+      continue;
+    }
     // What it asks for, at most half of a fair share of what is free (little is stranded with
     // members that stop needing it); and, in the first directive of a turn to hot, the room it
     // could still have admitted cold.
@@ -138,6 +143,14 @@ void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {
       if (!in_ring && ledger.Forgettable(member)) ledger.Forget(member);
     }
   }
+}
+
+std::vector<BucketKey> ZoneHome::Uncounted() const {
+  std::vector<BucketKey> out;
+  for (const auto& [key, ledger] : ledgers_) {
+    if (ledger.RoomsOpen() && !ledger.CanGrant()) out.push_back(key);
+  }
+  return out;
 }
 
 const HomeLedger* ZoneHome::LedgerOf(const BucketKey& key) const {

@@ -57,6 +57,10 @@ class ZoneHome {
   // once their partitions have caught-up later owners.
   void Tick(const std::vector<std::string>& members, int64_t now_ms);
 
+  // Buckets turning hot whose partitions are not all counted yet: nothing is granted until the
+  // members serving them report (the agent asks them at once, DirectRequest::reports).
+  std::vector<BucketKey> Uncounted() const;
+
   const HomeLedger* LedgerOf(const BucketKey& key) const;
 
  private:

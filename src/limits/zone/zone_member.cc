@@ -43,6 +43,14 @@ MemberBucket* ZoneMember::Find(const BucketKey& key) {
   return it == buckets_.end() || !it->second.closed() ? nullptr : &it->second;
 }
 
+std::vector<BucketKey> ZoneMember::Hot() const {
+  std::vector<BucketKey> out;
+  for (const auto& [key, bucket] : buckets_) {
+    if (bucket.closed()) out.push_back(key);
+  }
+  return out;
+}
+
 BucketReport ZoneMember::ReportOf(const BucketKey& key, std::vector<PartitionCount> counts, uint64_t want,
                                   bool trigger) {
   MemberBucket& b = buckets_[key];

@@ -6,7 +6,8 @@
 // A bucket its home lists as hot stays cold here until the home's directive: the home counts
 // this member's floors until then, or sends the directive in the same answer (zone_home.h).
 // A member that stops hearing from a home stops admitting cold within the lease.
-// Pure: times are passed in. Not thread-safe.
+// Pure: times are passed in. Not thread-safe, but for the MemberBuckets it hands out (their own
+// lock).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,11 @@ class ZoneMember {
   // Its reports are numbered in one sequence from the first, cold or hot: the home ignores one
   // not newer than the last it applied.
   BucketReport ReportOf(const BucketKey& key, std::vector<PartitionCount> counts, uint64_t want, bool trigger);
+  // The bucket a report is taken of (made if it has none yet; never removed, so the reference
+  // stays good): the caller holds it (MemberBucket::Hold), counts, then reports.
+  MemberBucket& Reporting(const BucketKey& key) { return buckets_[key]; }
+  // Buckets it holds headroom for: each is reported at every exchange with its home.
+  std::vector<BucketKey> Hot() const;
 
  private:
   struct Lease {

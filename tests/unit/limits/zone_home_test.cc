@@ -225,7 +225,8 @@ Outcome RunZone(int members, uint64_t limit, uint32_t seed, int tick) {
     names.push_back(std::move(name));
   }
   ZoneHome home(kPartitions, kLease, [&](const BucketKey&) { return limit; }, Everywhere, 0);
-  std::vector<ZoneMember> side(static_cast<size_t>(members), ZoneMember(kLease));
+  std::vector<ZoneMember> side;
+  for (int i = 0; i < members; ++i) side.emplace_back(kLease);
   std::vector<uint64_t> counts(kPartitions, 0);
   std::vector<uint64_t> since(static_cast<size_t>(members), 0);  // admitted since the last exchange
   int64_t now = 0;

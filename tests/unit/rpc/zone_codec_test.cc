@@ -81,12 +81,18 @@ TEST(ZoneCodecTest, AnswersAndDirectsComeBackAsTheyWereSent) {
   EXPECT_EQ(a->directives[1].directive.home, 99u);
 
   wire::DirectRequest wd;
-  Encode(DirectRequest{"home-1", {{{"t", ""}, {-2, 7, 99}}}}, &wd);
+  Encode(DirectRequest{"home-1", {{{"t", ""}, {-2, 7, 99}}}, {{"t", "gold"}}}, &wd);
   Result<DirectRequest> d = Decode(wd);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->home, "home-1");
   ASSERT_EQ(d->directives.size(), 1u);
   EXPECT_EQ(d->directives[0].directive.delta, -2);
+  EXPECT_EQ(d->reports, (std::vector<zone::BucketKey>{{"t", "gold"}}));
+  wd.add_reports()->set_tenant("\xff");
+  Result<DirectRequest> bad = Decode(wd);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("reports[1].tenant is not valid UTF-8"), std::string::npos)
+      << bad.status().ToString();
 
   wire::DirectAnswer wr;
   Encode(std::vector<zone::BucketReport>{Report("t")}, &wr);

@@ -1,0 +1,255 @@
+#include "limits/zone/zone_agent.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace limits::zone {
+
+ZoneAgent::ZoneAgent(Options options, ZoneEnvironment& env, ZoneTransport& transport, const Clock& clock)
+    : options_(std::move(options)),
+      env_(env),
+      transport_(transport),
+      clock_(clock),
+      member_(options_.lease_ms),
+      home_(
+          options_.num_partitions, options_.lease_ms, [this](const BucketKey& key) { return env_.LimitOf(key); },
+          [this](const BucketKey& key) { return HomeOf(key, ring_ids_) == options_.self.id; }, clock.NowMillis()) {}
+
+std::vector<std::string> ZoneAgent::IdsOf(const std::vector<ZonePeer>& peers) {
+  std::vector<std::string> out;
+  for (const ZonePeer& p : peers) out.push_back(p.id);
+  return out;
+}
+
+std::vector<std::string> ZoneAgent::NamesOf(const std::vector<ZonePeer>& peers) {
+  std::vector<std::string> out;
+  for (const ZonePeer& p : peers) out.push_back(p.name);
+  return out;
+}
+
+std::vector<ZoneBucket> ZoneAgent::States(const std::vector<std::pair<BucketKey, uint64_t>>& buckets) {
+  const std::vector<std::string> ids = IdsOf(env_.Members());
+  const int64_t now = clock_.NowMillis();
+  std::vector<ZoneBucket> out;
+  out.reserve(buckets.size());
+  std::lock_guard lock(member_mu_);
+  for (const auto& [key, limit] : buckets) {
+    if (limit == 0) {
+      out.push_back({});  // unlimited
+      continue;
+    }
+    const std::string_view home = HomeOf(key, ids);
+    // The lease is the home's: a member without a ring (or whose ring lost every member) knows
+    // no home and admits nothing (unknown).
+    out.push_back(member_.StateOf(key, home, limit, options_.num_partitions, now));
+  }
+  return out;
+}
+
+void ZoneAgent::AskToTurnHot(const std::vector<BucketKey>& keys) {
+  if (keys.empty()) return;
+  {
+    std::lock_guard lock(member_mu_);
+    triggered_.insert(keys.begin(), keys.end());
+  }
+  if (wake_) wake_();
+}
+
+BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
+  MemberBucket* bucket;
+  {
+    std::lock_guard lock(member_mu_);
+    bucket = &member_.Reporting(key);  // never removed: good after the lock
+  }
+  const MemberBucket::Holding held = bucket->Hold();
+  std::vector<PartitionCount> counts = env_.CountsOf(key);
+  const uint64_t want = bucket->closed() ? std::max(options_.min_want, 4 * held.spent) : 0;
+  return BucketReport{key, bucket->Report(held, std::move(counts)), want, trigger};
+}
+
+bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
+                             const std::set<BucketKey>& triggers, uint64_t want_at_least) {
+  ExchangeRequest request{options_.self.name, {}};
+  for (const BucketKey& key : keys) {
+    request.reports.push_back(ReportOf(key, triggers.contains(key)));
+    if (request.reports.back().report.applied_home != 0) {
+      request.reports.back().want = std::max(request.reports.back().want, want_at_least);
+    }
+  }
+  const int64_t sent = clock_.NowMillis();
+  Result<ExchangeAnswer> answer =
+      home.id == options_.self.id ? Exchange(request) : transport_.Exchange(home.address, request);
+  if (!answer.ok()) return false;
+  std::lock_guard lock(member_mu_);
+  for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
+  member_.Heard(home.id, std::move(answer->roster), sent);
+  return true;
+}
+
+std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
+  const std::vector<ZonePeer> peers = env_.Members();
+  const std::string_view id = HomeOf(key, IdsOf(peers));
+  auto it = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
+  if (it == peers.end()) return std::nullopt;
+  return *it;
+}
+
+void ZoneAgent::Round() {
+  const std::vector<ZonePeer> peers = env_.Members();
+  const std::vector<std::string> ids = IdsOf(peers);
+  std::map<std::string, std::vector<BucketKey>> by_home;  // ring id -> buckets to report there
+  std::set<BucketKey> triggers;
+  {
+    std::lock_guard lock(member_mu_);
+    for (const BucketKey& key : member_.Hot()) by_home[std::string(HomeOf(key, ids))].push_back(key);
+    for (const ZonePeer& p : peers) {
+      for (const BucketKey& key : member_.Pending(p.id)) by_home[p.id].push_back(key);
+    }
+    for (const BucketKey& key : triggered_) {
+      by_home[std::string(HomeOf(key, ids))].push_back(key);
+      triggers.insert(key);
+    }
+    triggered_.clear();
+  }
+  for (const ZonePeer& p : peers) {
+    std::vector<BucketKey>& keys = by_home[p.id];
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (!ExchangeWith(p, keys, triggers)) {
+      // Asked again next round: the home may have missed it.
+      std::lock_guard lock(member_mu_);
+      for (const BucketKey& key : keys) {
+        if (triggers.contains(key)) triggered_.insert(key);
+      }
+    }
+  }
+  std::lock_guard lock(home_mu_);
+  ring_ids_ = ids;
+  home_.Tick(NamesOf(peers), clock_.NowMillis());
+}
+
+bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
+  const std::optional<ZonePeer> home = HomePeerOf(key);
+  if (!home) return false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    MemberBucket* bucket;
+    {
+      std::lock_guard lock(member_mu_);
+      bucket = member_.Find(key);
+    }
+    if (bucket == nullptr) return false;  // not hot here (any more): the next request sees its state
+    // A failed call fails closed: what it holds is all it spends.
+    if (!ExchangeWith(*home, {key}, {}, want)) return false;
+    if (bucket->unused() > 0) return true;
+  }
+  return false;
+}
+
+bool ZoneAgent::TurnHot(const BucketKey& key) {
+  const std::optional<ZonePeer> home = HomePeerOf(key);
+  if (!home) return false;
+  // The first exchange makes the ledger, which has the other members report at once; the
+  // second finds every partition counted and brings this member's first directive.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!ExchangeWith(*home, {key}, {key})) return false;
+    std::lock_guard lock(member_mu_);
+    if (member_.Find(key) != nullptr) return true;
+  }
+  return false;
+}
+
+Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
+  const std::vector<ZonePeer> peers = env_.Members();
+  ExchangeAnswer answer;
+  {
+    std::lock_guard lock(home_mu_);
+    ring_ids_ = IdsOf(peers);
+    answer = home_.Answer(request, NamesOf(peers), clock_.NowMillis());
+  }
+  if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers);
+  answer.recalls.clear();  // sent: the asker asks again
+  // A bucket this member asks to turn hot whose partitions are not all counted: the other
+  // members report it now, so that its next exchange finds it counted.
+  std::vector<BucketKey> uncounted;
+  {
+    std::lock_guard lock(home_mu_);
+    uncounted = home_.Uncounted();
+  }
+  std::erase_if(uncounted, [&](const BucketKey& key) {
+    return std::none_of(request.reports.begin(), request.reports.end(),
+                        [&](const BucketReport& r) { return r.trigger && r.key == key; });
+  });
+  if (!uncounted.empty()) AskForReports(uncounted, request.member, peers);
+  return answer;
+}
+
+void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::string& asker,
+                              const std::vector<ZonePeer>& peers) {
+  for (const ZonePeer& peer : peers) {
+    if (peer.name == asker) continue;
+    const DirectRequest request{options_.self.id, {}, keys};
+    Result<std::vector<BucketReport>> reports =
+        peer.id == options_.self.id ? Direct(request) : transport_.Direct(peer.address, request);
+    if (!reports.ok()) continue;  // it reports at its next exchange
+    std::lock_guard lock(home_mu_);
+    home_.Acknowledge(peer.name, *reports);
+  }
+}
+
+void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers) {
+  std::map<std::string, DirectRequest> by_member;
+  for (const Recall& r : recalls) {
+    DirectRequest& d = by_member[r.member];
+    d.home = options_.self.id;
+    d.directives.push_back(r.directive);
+  }
+  for (const auto& [member, request] : by_member) {
+    auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.name == member; });
+    if (peer == peers.end()) continue;  // left the ring: its headroom is freed once it is forgotten
+    Result<std::vector<BucketReport>> reports =
+        peer->id == options_.self.id ? Direct(request) : transport_.Direct(peer->address, request);
+    if (!reports.ok()) continue;  // the return stays held until a report acknowledges it
+    std::lock_guard lock(home_mu_);
+    home_.Acknowledge(member, *reports);
+  }
+}
+
+Result<std::vector<BucketReport>> ZoneAgent::Direct(const DirectRequest& request) {
+  const std::vector<std::string> ids = IdsOf(env_.Members());
+  std::vector<BucketKey> applied;
+  {
+    std::lock_guard lock(member_mu_);
+    for (const BucketDirective& d : request.directives) {
+      // Only a bucket's home directs it: a peer that is not could otherwise number its
+      // directives above the home's, which this member would then drop.
+      if (HomeOf(d.key, ids) != request.home) continue;
+      member_.Apply(d.key, d.directive);
+      applied.push_back(d.key);
+    }
+  }
+  for (const BucketKey& key : request.reports) {
+    if (HomeOf(key, ids) == request.home) applied.push_back(key);
+  }
+  std::sort(applied.begin(), applied.end());
+  applied.erase(std::unique(applied.begin(), applied.end()), applied.end());
+  std::vector<BucketReport> reports;
+  for (const BucketKey& key : applied) reports.push_back(ReportOf(key, false));
+  return reports;
+}
+
+std::optional<ZoneAgent::LedgerView> ZoneAgent::LedgerOf(const BucketKey& key) {
+  std::lock_guard lock(home_mu_);
+  const HomeLedger* ledger = home_.LedgerOf(key);
+  if (ledger == nullptr) return std::nullopt;
+  return LedgerView{ledger->limit(), ledger->Counted(), ledger->Held(), ledger->Free(), ledger->Learning(),
+                    ledger->RoomsOpen()};
+}
+
+std::optional<uint64_t> ZoneAgent::HeadroomOf(const BucketKey& key) {
+  std::lock_guard lock(member_mu_);
+  const MemberBucket* bucket = member_.Find(key);
+  if (bucket == nullptr) return std::nullopt;
+  return bucket->unused();
+}
+
+}  // namespace limits::zone

@@ -1,0 +1,133 @@
+// ZoneAgent: this node's part in its zone's sharing of stream limits (ARCHITECTURE.md, "Exact
+// limits across a zone") — the member that admits against its buckets' states and exchanges
+// with their homes, and the home of the buckets the ring gives it (ZoneHome, ZoneMember).
+//   Round()   once a second (the node's thread): an exchange with every member of the ring as
+//             a home — the reports of the buckets it keeps, and of those asking to turn hot —
+//             which renews this member's lease there; then the home's housekeeping (Tick).
+//   States()  for a request: each limited bucket's state (ZoneQuota's input).
+//   Acquire() for a request whose hot bucket ran out: one synchronous exchange with its home.
+//   Exchange / Direct: the Zone service's calls (ZoneHandler), as a home and as a member.
+// A home's recalls go out at once (Direct), before it answers the member that asked; their
+// acknowledgements free the places, and the asker asks again. So does a turn to hot a member
+// asks for: the home has the others report the bucket at once, so that its next exchange
+// finds every partition counted and brings its first directive.
+// Names: a member is its ring id and when it registered there ("id@registered"), so a restarted
+// node is a new member; a bucket's home is chosen over ring ids (BucketKey's HomeOf).
+// Thread-safe. Lock order: the member's lock, then a MemberBucket's (spent under the store's
+// locks by requests); the home's lock is taken alone. No lock is held across a call to a peer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "limits/zone/exchange.h"
+#include "limits/zone/zone_home.h"
+#include "limits/zone/zone_member.h"
+#include "limits/zone/zone_quota.h"
+
+namespace limits::zone {
+
+struct ZonePeer {
+  std::string id;       // ring id: what homes are chosen over
+  std::string name;     // id@registered: the member it exchanges as
+  std::string address;  // its gRPC listener, host:port
+};
+
+// What the agent needs of its node. Thread-safe.
+class ZoneEnvironment {
+ public:
+  virtual ~ZoneEnvironment() = default;
+  // The zone's live members as the ring lists them, this node among them.
+  virtual std::vector<ZonePeer> Members() = 0;
+  // The bucket's limit from this node's limits (0: none).
+  virtual uint64_t LimitOf(const BucketKey& key) = 0;
+  // The bucket's active streams in each partition this node serves (and final counts of
+  // those it stopped serving since its last report), with their offsets (home_ledger.h).
+  virtual std::vector<PartitionCount> CountsOf(const BucketKey& key) = 0;
+};
+
+class ZoneAgent final : public ZoneHandler {
+ public:
+  struct Options {
+    ZonePeer self;
+    int32_t num_partitions = 64;
+    int64_t lease_ms = 60'000;
+    // What a hot bucket asks for beyond what it holds: at least this, else four times what it
+    // spent since its last report.
+    uint64_t min_want = 4;
+  };
+
+  // `env`, `transport` and `clock` must outlive the agent.
+  ZoneAgent(Options options, ZoneEnvironment& env, ZoneTransport& transport, const Clock& clock);
+
+  // --- as a member ---
+  // The state of each (bucket, limit) for a request now. The hot ones point at this agent's
+  // MemberBuckets, which live as long as it does.
+  std::vector<ZoneBucket> States(const std::vector<std::pair<BucketKey, uint64_t>>& buckets);
+  // Buckets a request found cold and full enough to turn hot: reported with a trigger in the
+  // next round, which `wake` (when set) is asked to bring forward.
+  void AskToTurnHot(const std::vector<BucketKey>& keys);
+  void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // A hot bucket that ran out: one exchange with its home asking for `want` places, and a
+  // second when the home had to recall them from others first. True when it holds headroom.
+  bool Acquire(const BucketKey& key, uint64_t want);
+  // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
+  // home has the other members report it at once), and exchanges once more for this member's
+  // first directive. True when the bucket is hot here.
+  bool TurnHot(const BucketKey& key);
+
+  // One round: an exchange with every home, then the home's housekeeping.
+  void Round();
+
+  // --- the Zone service's calls ---
+  Result<ExchangeAnswer> Exchange(const ExchangeRequest& request) override;
+  Result<std::vector<BucketReport>> Direct(const DirectRequest& request) override;
+
+  // What a home's ledger holds, for the usage endpoint and tests; null when not homed here.
+  struct LedgerView {
+    uint64_t limit = 0, counted = 0, held = 0;
+    int64_t free = 0;
+    bool learning = false, rooms_open = false;
+  };
+  std::optional<LedgerView> LedgerOf(const BucketKey& key);
+  // This member's headroom in a hot bucket; nullopt while it is not hot here.
+  std::optional<uint64_t> HeadroomOf(const BucketKey& key);
+
+ private:
+  // The report of one bucket: headroom held first, then the counts (member_bucket.h).
+  BucketReport ReportOf(const BucketKey& key, bool trigger);
+  // One exchange with `home` about `keys` (hot ones asking for at least `want_at_least`);
+  // applies the answer. False when the call failed.
+  bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
+                    uint64_t want_at_least = 0);
+  std::optional<ZonePeer> HomePeerOf(const BucketKey& key);
+  // As a home: sends the recalls (Direct) and applies their acknowledgements.
+  void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers);
+  // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
+  void AskForReports(const std::vector<BucketKey>& keys, const std::string& asker, const std::vector<ZonePeer>& peers);
+  static std::vector<std::string> IdsOf(const std::vector<ZonePeer>& peers);
+  static std::vector<std::string> NamesOf(const std::vector<ZonePeer>& peers);
+
+  const Options options_;
+  ZoneEnvironment& env_;
+  ZoneTransport& transport_;
+  const Clock& clock_;
+  std::function<void()> wake_;
+
+  std::mutex member_mu_;
+  ZoneMember member_;              // GUARDED_BY(member_mu_)
+  std::set<BucketKey> triggered_;  // GUARDED_BY(member_mu_)
+
+  std::mutex home_mu_;
+  ZoneHome home_;  // GUARDED_BY(home_mu_)
+  std::vector<std::string> ring_ids_;  // GUARDED_BY(home_mu_): as of the last round, for HomedHere
+};
+
+}  // namespace limits::zone

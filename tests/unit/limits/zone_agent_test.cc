@@ -1,0 +1,250 @@
+#include "limits/zone/zone_agent.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "testing/fake_clock.h"
+
+namespace limits::zone {
+namespace {
+
+constexpr int32_t kPartitions = 8;
+const BucketKey kKey{"tenant-1", ""};
+
+// A zone of agents in one process: the transport calls the peer's handler, unless its address
+// is down; the "store" is one count of the bucket's active streams per partition, each
+// partition served by one member.
+class Zone {
+ public:
+  Zone(int members, uint64_t limit) : limit_(limit) {
+    for (int i = 0; i < members; ++i) {
+      const std::string id(1, static_cast<char>('a' + i));
+      peers_.push_back({id, id + "@1", id + ":9095"});
+    }
+    for (int i = 0; i < members; ++i) {
+      envs_.push_back(std::make_unique<Env>(*this, i));
+      agents_.push_back(std::make_unique<ZoneAgent>(
+          ZoneAgent::Options{.self = peers_[i], .num_partitions = kPartitions}, *envs_.back(), transport_, clock_));
+    }
+  }
+
+  int size() const { return static_cast<int>(agents_.size()); }
+  ZoneAgent& agent(int i) { return *agents_[i]; }
+  int OwnerOf(int32_t p) const { return p % size(); }
+  uint64_t total() const {
+    uint64_t t = 0;
+    for (uint64_t c : counts_) t += c;
+    return t;
+  }
+  void Down(const std::string& id, bool down) { transport_.down[id + ":9095"] = down; }
+  testing::FakeClock& clock() { return clock_; }
+  int exchanges() const { return transport_.exchanges; }
+  // Calls a request waited for while the zone was below 90 % of its limit.
+  int early_synchronous() const { return early_synchronous_; }
+
+  void Round() {
+    clock_.Advance(std::chrono::milliseconds(100));
+    for (auto& a : agents_) a->Round();
+  }
+
+  // A new stream of partition p at its owner, as ZoneQuota admits it.
+  bool Push(int32_t p) {
+    ZoneAgent& a = agent(OwnerOf(p));
+    ZoneBucket st = a.States({{kKey, limit_}})[0];
+    switch (st.mode) {
+      case ZoneBucket::Mode::kUnlimited:
+        ++counts_[p];
+        return true;
+      case ZoneBucket::Mode::kUnknown:
+        return false;
+      case ZoneBucket::Mode::kCold:
+        if (counts_[p] >= st.floors.Of(p)) {
+          // No room on the floor: the turn to hot now, and the stream tried again.
+          Synchronous();
+          return a.TurnHot(kKey) && Push(p);
+        }
+        if (++counts_[p] >= st.floors.Trigger(p)) a.AskToTurnHot({kKey});
+        return true;
+      case ZoneBucket::Mode::kHot:
+        if (st.member->TrySpend()) {
+          ++counts_[p];
+          return true;
+        }
+        Synchronous();
+        if (a.Acquire(kKey, 1) && st.member->TrySpend()) {
+          ++counts_[p];
+          return true;
+        }
+        return false;
+    }
+    return false;
+  }
+
+ private:
+  class Env final : public ZoneEnvironment {
+   public:
+    Env(Zone& zone, int index) : zone_(zone), index_(index) {}
+    std::vector<ZonePeer> Members() override { return zone_.peers_; }
+    uint64_t LimitOf(const BucketKey&) override { return zone_.limit_; }
+    std::vector<PartitionCount> CountsOf(const BucketKey&) override {
+      std::vector<PartitionCount> out;
+      for (int32_t p = 0; p < kPartitions; ++p) {
+        if (zone_.OwnerOf(p) == index_) out.push_back({p, zone_.counts_[p], 100, 100, 0, 1, true});
+      }
+      return out;
+    }
+
+   private:
+    Zone& zone_;
+    int index_;
+  };
+
+  class Transport final : public ZoneTransport {
+   public:
+    explicit Transport(Zone& zone) : zone_(zone) {}
+    Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request) override {
+      ++exchanges;
+      if (ZoneAgent* a = At(address)) return a->Exchange(request);
+      return Status::Unavailable(address + " does not answer");
+    }
+    Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request) override {
+      if (ZoneAgent* a = At(address)) return a->Direct(request);
+      return Status::Unavailable(address + " does not answer");
+    }
+    std::map<std::string, bool> down;
+    int exchanges = 0;
+
+   private:
+    ZoneAgent* At(const std::string& address) {
+      if (down[address]) return nullptr;
+      for (size_t i = 0; i < zone_.peers_.size(); ++i) {
+        if (zone_.peers_[i].address == address) return zone_.agents_[i].get();
+      }
+      return nullptr;
+    }
+    Zone& zone_;
+  };
+
+  const uint64_t limit_;
+  testing::FakeClock clock_;
+  std::vector<ZonePeer> peers_;
+  std::vector<std::unique_ptr<Env>> envs_;
+  Transport transport_{*this};
+  std::vector<std::unique_ptr<ZoneAgent>> agents_;
+  std::vector<uint64_t> counts_ = std::vector<uint64_t>(kPartitions, 0);
+  int early_synchronous_ = 0;
+
+  void Synchronous() {
+    if (total() * 10 < limit_ * 9) ++early_synchronous_;
+  }
+};
+
+TEST(ZoneAgentTest, AMemberAdmitsNothingUntilItHearsFromTheHome) {
+  Zone zone(3, 64);
+  EXPECT_EQ(zone.agent(0).States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kUnknown);
+  EXPECT_EQ(zone.agent(0).States({{kKey, 0}})[0].mode, ZoneBucket::Mode::kUnlimited);
+  EXPECT_FALSE(zone.Push(0));
+  zone.Round();
+  EXPECT_EQ(zone.agent(0).States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kCold);
+  EXPECT_TRUE(zone.Push(0));
+}
+
+// Streams arrive on random partitions; every 10 pushes, a round. The zone ends at its limit
+// exactly and is never past it, and the first rejection comes near the limit (printed, with
+// the calls requests waited for while far from it).
+TEST(ZoneAgentTest, AZoneOfAgentsFillsABucketToItsLimitAndNeverPastIt) {
+  for (int members : {1, 2, 3, 5}) {
+    for (uint64_t limit : {uint64_t{64}, uint64_t{640}}) {
+      SCOPED_TRACE("members " + std::to_string(members) + ", limit " + std::to_string(limit));
+      Zone zone(members, limit);
+      zone.Round();
+      std::mt19937 rng(members * 1000 + static_cast<uint32_t>(limit));
+      uint64_t first_rejection = 0;
+      for (int push = 0; push < static_cast<int>(limit) * 3; ++push) {
+        const bool admitted = zone.Push(static_cast<int32_t>(rng() % kPartitions));
+        if (!admitted && first_rejection == 0) first_rejection = zone.total();
+        ASSERT_LE(zone.total(), limit);
+        if (push % 10 == 9) zone.Round();
+      }
+      EXPECT_EQ(zone.total(), limit);
+      std::printf(
+          "members %d, L = %3llu: first rejection at %5.1f %% of L, total %llu; %d exchanges, %d synchronous below "
+          "90 %% of L\n",
+          members, static_cast<unsigned long long>(limit), 100.0 * static_cast<double>(first_rejection) / limit,
+          static_cast<unsigned long long>(zone.total()), zone.exchanges(), zone.early_synchronous());
+      // The figures: the first rejection at 90 % of L or later for L = 64, 97 % for more.
+      EXPECT_GE(first_rejection * 100, limit * (limit < 640 ? 90 : 97));
+      // Somebody is the bucket's home and keeps it hot, with every place counted or held.
+      int homes = 0;
+      for (int i = 0; i < members; ++i) {
+        if (std::optional<ZoneAgent::LedgerView> v = zone.agent(i).LedgerOf(kKey)) {
+          ++homes;
+          EXPECT_EQ(v->limit, limit);
+          EXPECT_LE(v->counted + v->held, limit);
+        }
+      }
+      EXPECT_EQ(homes, 1);
+    }
+  }
+}
+
+// The home stops answering once the bucket is hot: members spend what they hold, then reject;
+// their cold leases run out. Nothing goes past the limit, and once it answers again the zone
+// fills up.
+TEST(ZoneAgentTest, AHomeThatStopsAnsweringLetsNothingPastTheLimit) {
+  constexpr uint64_t kLimit = 64;
+  Zone zone(3, kLimit);
+  zone.Round();
+  std::string home;
+  std::mt19937 rng(7);
+  for (int push = 0; push < 40; ++push) {
+    zone.Push(static_cast<int32_t>(rng() % kPartitions));
+    if (push % 10 == 9) zone.Round();
+  }
+  for (int i = 0; i < zone.size(); ++i) {
+    if (zone.agent(i).LedgerOf(kKey)) home = std::string(1, static_cast<char>('a' + i));
+  }
+  ASSERT_FALSE(home.empty()) << "the bucket turned hot";
+  zone.Down(home, true);
+  for (int push = 0; push < 400; ++push) {
+    zone.Push(static_cast<int32_t>(rng() % kPartitions));
+    ASSERT_LE(zone.total(), kLimit);
+    if (push % 10 == 9) zone.Round();
+    if (push == 200) zone.clock().Advance(std::chrono::minutes(2));  // every lease from the home runs out
+  }
+  zone.Down(home, false);
+  for (int push = 0; push < 600; ++push) {
+    zone.Push(static_cast<int32_t>(rng() % kPartitions));
+    ASSERT_LE(zone.total(), kLimit);
+    if (push % 10 == 9) zone.Round();
+  }
+  EXPECT_EQ(zone.total(), kLimit);
+}
+
+TEST(ZoneAgentTest, ADirectiveFromAPeerThatIsNotTheBucketsHomeIsIgnored) {
+  Zone zone(3, 64);
+  zone.Round();
+  const std::vector<std::string> ids = {"a", "b", "c"};
+  const std::string home(HomeOf(kKey, ids));
+  const std::string other = home == "a" ? "b" : "a";
+  const int member = home == "c" || other == "c" ? (home == "a" || other == "a" ? 1 : 0) : 2;
+  Result<std::vector<BucketReport>> r = zone.agent(member).Direct({other, {{kKey, {50, 1, UINT64_MAX / 2}}}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+  EXPECT_FALSE(zone.agent(member).HeadroomOf(kKey).has_value());
+  r = zone.agent(member).Direct({home, {{kKey, {5, 1, 1}}}});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].report.unused, 5u);
+  EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 5u);
+}
+
+}  // namespace
+}  // namespace limits::zone
