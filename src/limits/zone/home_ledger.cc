@@ -142,6 +142,16 @@ void HomeLedger::AwaitAlso(std::string_view member) {
   if (std::find(waiting_on_.begin(), waiting_on_.end(), member) == waiting_on_.end()) waiting_on_.emplace_back(member);
 }
 
+void HomeLedger::Replace(std::string_view from, std::string_view to) {
+  auto it = std::find(waiting_on_.begin(), waiting_on_.end(), from);
+  if (it == waiting_on_.end()) return;
+  waiting_on_.erase(it);
+  if (!forgotten_.contains(to) && std::find(waiting_on_.begin(), waiting_on_.end(), to) == waiting_on_.end()) {
+    waiting_on_.emplace_back(to);
+  }
+  StopWaitingIfDone();
+}
+
 const HomeLedger::Reading* HomeLedger::Newest(int32_t partition) const {
   auto it = partitions_.find(partition);
   if (it == partitions_.end() || it->second.empty()) return nullptr;

@@ -139,6 +139,9 @@ class HomeLedger {
   // A closing ledger also waits on `member`, heard from after it started: until the member
   // applies one of its directives, it may admit cold.
   void AwaitAlso(std::string_view member);
+  // A member it waits on turned out to be named `to`: it was listed as `from`, a name that
+  // stood for a ring member not heard from yet. It waits on `to` instead.
+  void Replace(std::string_view from, std::string_view to);
   bool Learning() const { return waiting_ && !closing_; }
   // Whether it grants at all now: not while learning, nor while its rooms are open and some
   // partition is not yet counted by its newest owner, caught up.

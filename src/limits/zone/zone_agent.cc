@@ -7,6 +7,7 @@ namespace limits::zone {
 
 ZoneAgent::ZoneAgent(Options options, ZoneEnvironment& env, ZoneTransport& transport, const Clock& clock)
     : options_(std::move(options)),
+      name_(options_.self.id + "@" + std::to_string(clock.NowMillis())),
       env_(env),
       transport_(transport),
       clock_(clock),
@@ -21,10 +22,32 @@ std::vector<std::string> ZoneAgent::IdsOf(const std::vector<ZonePeer>& peers) {
   return out;
 }
 
-std::vector<std::string> ZoneAgent::NamesOf(const std::vector<ZonePeer>& peers) {
+namespace {
+std::string Placeholder(const std::string& id) { return id + "@?"; }
+// The ring id a member name carries: all before its last '@'.
+std::string_view IdOfName(std::string_view name) {
+  const size_t at = name.rfind('@');
+  return at == std::string_view::npos ? name : name.substr(0, at);
+}
+}  // namespace
+
+std::vector<std::string> ZoneAgent::NamesOf(const std::vector<ZonePeer>& peers) const {
   std::vector<std::string> out;
-  for (const ZonePeer& p : peers) out.push_back(p.name);
+  for (const ZonePeer& p : peers) {
+    auto it = names_.find(p.id);
+    out.push_back(it == names_.end() ? Placeholder(p.id) : it->second);
+  }
   return out;
+}
+
+void ZoneAgent::Heard(const std::string& member) {
+  const std::string id(IdOfName(member));
+  auto [it, first] = names_.try_emplace(id, member);
+  if (first) {
+    home_.Renamed(Placeholder(id), member);
+  } else {
+    it->second = member;  // a restart: the earlier name is forgotten once it can be
+  }
 }
 
 std::vector<ZoneBucket> ZoneAgent::States(const std::vector<std::pair<BucketKey, uint64_t>>& buckets) {
@@ -69,7 +92,7 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
 
 bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
                              const std::set<BucketKey>& triggers, uint64_t want_at_least) {
-  ExchangeRequest request{options_.self.name, {}};
+  ExchangeRequest request{name_, {}};
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
     if (request.reports.back().report.applied_home != 0) {
@@ -164,6 +187,7 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
   {
     std::lock_guard lock(home_mu_);
     ring_ids_ = IdsOf(peers);
+    Heard(request.member);
     answer = home_.Answer(request, NamesOf(peers), clock_.NowMillis());
   }
   if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers);
@@ -186,13 +210,20 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
 void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::string& asker,
                               const std::vector<ZonePeer>& peers) {
   for (const ZonePeer& peer : peers) {
-    if (peer.name == asker) continue;
+    if (peer.id == IdOfName(asker)) continue;
+    std::string name;
+    {
+      std::lock_guard lock(home_mu_);
+      auto it = names_.find(peer.id);
+      if (it == names_.end()) continue;  // not heard from: it reports at its first exchange
+      name = it->second;
+    }
     const DirectRequest request{options_.self.id, {}, keys};
     Result<std::vector<BucketReport>> reports =
         peer.id == options_.self.id ? Direct(request) : transport_.Direct(peer.address, request);
     if (!reports.ok()) continue;  // it reports at its next exchange
     std::lock_guard lock(home_mu_);
-    home_.Acknowledge(peer.name, *reports);
+    home_.Acknowledge(name, *reports);
   }
 }
 
@@ -204,7 +235,8 @@ void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vecto
     d.directives.push_back(r.directive);
   }
   for (const auto& [member, request] : by_member) {
-    auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.name == member; });
+    const std::string_view id = IdOfName(member);
+    auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
     if (peer == peers.end()) continue;  // left the ring: its headroom is freed once it is forgotten
     Result<std::vector<BucketReport>> reports =
         peer->id == options_.self.id ? Direct(request) : transport_.Direct(peer->address, request);

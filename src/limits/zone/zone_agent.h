@@ -11,8 +11,10 @@
 // acknowledgements free the places, and the asker asks again. So does a turn to hot a member
 // asks for: the home has the others report the bucket at once, so that its next exchange
 // finds every partition counted and brings its first directive.
-// Names: a member is its ring id and when it registered there ("id@registered"), so a restarted
-// node is a new member; a bucket's home is chosen over ring ids (BucketKey's HomeOf).
+// Names: a member exchanges as its ring id and when its process started ("id@started_ms"), so
+// a restarted node is a new member (its predecessor's headroom stays held until Kafka's
+// takeover makes it forgettable). A home lists a ring member it has not heard from yet as
+// "id@?" and renames it once heard. A bucket's home is chosen over ring ids (HomeOf).
 // Thread-safe. Lock order: the member's lock, then a MemberBucket's (spent under the store's
 // locks by requests); the home's lock is taken alone. No lock is held across a call to a peer.
 #pragma once
@@ -36,7 +38,6 @@ namespace limits::zone {
 
 struct ZonePeer {
   std::string id;       // ring id: what homes are chosen over
-  std::string name;     // id@registered: the member it exchanges as
   std::string address;  // its gRPC listener, host:port
 };
 
@@ -113,9 +114,13 @@ class ZoneAgent final : public ZoneHandler {
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
   void AskForReports(const std::vector<BucketKey>& keys, const std::string& asker, const std::vector<ZonePeer>& peers);
   static std::vector<std::string> IdsOf(const std::vector<ZonePeer>& peers);
-  static std::vector<std::string> NamesOf(const std::vector<ZonePeer>& peers);
+  // The ring's members as this home knows them: each one's name, or its placeholder.
+  std::vector<std::string> NamesOf(const std::vector<ZonePeer>& peers) const;  // REQUIRES(home_mu_)
+  // Notes the name `member` exchanged under (renaming its placeholder).
+  void Heard(const std::string& member);  // REQUIRES(home_mu_)
 
   const Options options_;
+  const std::string name_;  // options_.self.id@started_ms
   ZoneEnvironment& env_;
   ZoneTransport& transport_;
   const Clock& clock_;
@@ -128,6 +133,7 @@ class ZoneAgent final : public ZoneHandler {
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)
   std::vector<std::string> ring_ids_;  // GUARDED_BY(home_mu_): as of the last round, for HomedHere
+  std::map<std::string, std::string> names_;  // GUARDED_BY(home_mu_): ring id -> name last heard
 };
 
 }  // namespace limits::zone

@@ -126,6 +126,10 @@ void ZoneHome::Acknowledge(const std::string& member, const std::vector<BucketRe
   }
 }
 
+void ZoneHome::Renamed(std::string_view placeholder, std::string_view name) {
+  for (auto& [key, ledger] : ledgers_) ledger.Replace(placeholder, name);
+}
+
 bool ZoneHome::Learnt(const std::vector<std::string>& members) {
   if (!learnt_) {
     learnt_ = std::all_of(members.begin(), members.end(), [&](const std::string& m) { return answered_.contains(m); });

@@ -50,6 +50,10 @@ class ZoneHome {
   // granted, and nothing else changes (its lease is timed by its own exchanges).
   void Acknowledge(const std::string& member, const std::vector<BucketReport>& reports);
 
+  // A ring member listed as `placeholder` until heard from is named `name`: ledgers waiting
+  // on the one wait on the other.
+  void Renamed(std::string_view placeholder, std::string_view name);
+
   // Whether every member the ring lists has exchanged with this process (then for good).
   bool Learnt(const std::vector<std::string>& members);
 

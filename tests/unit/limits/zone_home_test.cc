@@ -143,6 +143,26 @@ TEST(ZoneHomeTest, AReportOfHeadroomOfAnEarlierHomeMakesALearningLedgerAboveIt) 
   EXPECT_FALSE(home.LedgerOf(kKey)->Learning());
 }
 
+// A learning ledger waits on every ring member; one not heard from yet is listed under a
+// placeholder, which is replaced by its name once it exchanges.
+TEST(ZoneHomeTest, ALearningLedgerWaitsOnARingMemberNotHeardFromUnderItsRealNameOnceHeard) {
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
+  MemberBucket a, b;
+  ASSERT_TRUE(a.Apply({3, 4, 5'000}));
+  ExchangeAnswer to_a = home.Answer({"a@1", {Report(kKey, a, {Count(0, 2)}, 1)}}, {"a@1", "b@?"}, 1'000);
+  ASSERT_TRUE(home.LedgerOf(kKey)->Learning());
+  ASSERT_TRUE(a.Apply(to_a.directives[0].directive));
+  home.Answer({"a@1", {Report(kKey, a, {Count(0, 2)}, 1)}}, {"a@1", "b@?"}, 1'100);
+  EXPECT_TRUE(home.LedgerOf(kKey)->Learning());  // b, under its placeholder
+  home.Renamed("b@?", "b@7");
+  EXPECT_TRUE(home.LedgerOf(kKey)->Learning());  // b@7 now
+  ExchangeAnswer to_b = home.Answer({"b@7", {}}, {"a@1", "b@7"}, 1'200);
+  ASSERT_EQ(to_b.directives.size(), 1u);
+  ASSERT_TRUE(b.Apply(to_b.directives[0].directive));
+  home.Answer({"b@7", {Report(kKey, b, {}, 0)}}, {"a@1", "b@7"}, 1'300);
+  EXPECT_FALSE(home.LedgerOf(kKey)->Learning());
+}
+
 TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{20}; }, Everywhere, 0);
   home.Answer({"b", {}}, {"a", "b"}, 900);
