@@ -13,13 +13,10 @@ uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num
 }
 
 Admission::Admission(const TenantLimits& limits, uint32_t pool_partitions, uint32_t num_partitions) {
-  caps_.push_back(PoolShare(limits.max_global_streams_per_user, pool_partitions, num_partitions));
-  for (const auto& [name, policy] : limits.policy_override_limits) {
-    const std::optional<uint64_t> limit = limits.PolicyMaxStreams(name);
-    if (!limit) continue;  // a policy with only a rate of its own counts in the tenant's bucket
-    buckets_.Add(name);
-    caps_.push_back(PoolShare(*limit, pool_partitions, num_partitions));
-  }
+  ForEachStreamBucket(limits, [&](std::optional<std::string_view> policy, uint64_t limit) {
+    if (policy) buckets_.Add(std::string(*policy));
+    caps_.push_back(PoolShare(limit, pool_partitions, num_partitions));
+  });
   used_.assign(caps_.size(), 0);
 }
 

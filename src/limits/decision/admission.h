@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -32,6 +33,20 @@
 namespace limits {
 
 inline constexpr uint64_t kUnlimited = 0;
+
+// The tenant's stream buckets in the order PolicyBuckets numbers them: fn(nullopt, its own
+// limit), then fn(policy, limit) for each policy with a stream limit of its own (Loki's
+// PolicyMaxGlobalStreamsPerUser: its own, or the tenant's with inherit_limits).
+template <typename Fn>
+void ForEachStreamBucket(const TenantLimits& limits, Fn&& fn) {
+  fn(std::optional<std::string_view>(), limits.max_global_streams_per_user);
+  for (const auto& [name, policy] : limits.policy_override_limits) {
+    // A policy with only a rate of its own counts in the tenant's bucket.
+    if (const std::optional<uint64_t> limit = limits.PolicyMaxStreams(name)) {
+      fn(std::optional<std::string_view>(name), *limit);
+    }
+  }
+}
 
 // ceil(limit * pool / partitions); kUnlimited stays unlimited.
 uint64_t PoolShare(uint64_t global_limit, uint32_t pool_partitions, uint32_t num_partitions);

@@ -1,5 +1,7 @@
 #include "limits/decision/limits_checker.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 
 #include "common/log.h"
@@ -183,9 +185,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   for (size_t begin = 0; begin < served.size(); begin += options_.slice_streams) {
     const std::span<const StreamUpdate> slice =
         all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
-    // The tenant's limits as this node's share of them, counted afresh for each slice.
-    Admission admission(limits, serving->Count(), static_cast<uint32_t>(store_.num_partitions()));
-    Status st = store_.UpdateCond(tenant, slice, admission, *serving, &result, wait);
+    Status st = AdmitSlice(tenant, limits, *serving, slice, &result, wait);
     if (!st.ok()) {
       if (draw) {
         // The slices before this one have settled their streams; this one and the rest took
@@ -233,6 +233,68 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   rejected_[kReasonMaxStreams]->Increment(static_cast<double>(max_streams));
   tenants_full_->Increment(static_cast<double>(tenants_full));
   ingested_bytes_.Add(tenant, accepted_bytes);
+  return Status::OK();
+}
+
+Status LimitsChecker::AdmitSlice(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
+                                 std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait) {
+  if (options_.zone != nullptr) return AdmitInZone(tenant, limits, serving, slice, result, wait);
+  // The tenant's limits as this node's share of them, counted afresh for each slice.
+  Admission admission(limits, serving.Count(), static_cast<uint32_t>(store_.num_partitions()));
+  return store_.UpdateCond(tenant, slice, admission, serving, result, wait);
+}
+
+Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
+                                  std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait) {
+  zone::ZoneAgent& agent = *options_.zone;
+  PolicyBuckets buckets;
+  std::vector<std::pair<zone::BucketKey, uint64_t>> keys;
+  ForEachStreamBucket(limits, [&](std::optional<std::string_view> policy, uint64_t limit) {
+    if (policy) buckets.Add(std::string(*policy));
+    keys.push_back({{std::string(tenant), std::string(policy.value_or(""))}, limit});
+  });
+  std::vector<zone::ZoneBucket> states = agent.States(keys);
+  zone::ZoneQuota quota(buckets, states);
+  RETURN_IF_ERROR(store_.UpdateCond(tenant, slice, quota, serving, result, wait));
+  std::vector<zone::BucketKey> triggered;
+  for (size_t b : quota.Triggered()) triggered.push_back(keys[b].first);
+  agent.AskToTurnHot(triggered);
+
+  // Streams a bucket refused (no headroom left, a full floor, no lease): one synchronous
+  // exchange with each such bucket's home, then those streams once more. Only near a limit,
+  // at a bucket's turn to hot, or on a node that has not heard from the home yet.
+  std::vector<uint32_t> again;
+  std::map<size_t, uint64_t> refused;  // bucket -> streams
+  for (uint32_t i = 0; i < slice.size(); ++i) {
+    if (result->verdicts[i] != Verdict::kMaxStreams) continue;
+    again.push_back(i);
+    ++refused[quota.BucketOf(slice[i].policy)];
+  }
+  if (again.empty()) return Status::OK();
+  bool changed = false;
+  for (const auto& [b, streams] : refused) {
+    const zone::BucketKey& key = keys[b].first;
+    switch (states[b].mode) {
+      case zone::ZoneBucket::Mode::kCold: changed |= agent.TurnHot(key); break;
+      case zone::ZoneBucket::Mode::kHot: changed |= agent.Acquire(key, streams); break;
+      case zone::ZoneBucket::Mode::kUnknown: changed |= agent.Refresh(key); break;
+      case zone::ZoneBucket::Mode::kUnlimited: break;
+    }
+  }
+  if (!changed) return Status::OK();  // the home is out of reach or has nothing: they stay refused
+  std::vector<StreamUpdate> retry;
+  retry.reserve(again.size());
+  for (uint32_t i : again) retry.push_back(slice[i]);
+  zone::ZoneQuota second(buckets, agent.States(keys));
+  UpdateCondResult more;
+  // The exchange already waited on the network: waiting for a lock now changes little.
+  if (Status st = store_.UpdateCond(tenant, retry, second, serving, &more, Wait::kMay); !st.ok()) {
+    return Status::OK();  // the first pass stands: those streams stay refused
+  }
+  for (size_t j = 0; j < again.size(); ++j) result->verdicts[again[j]] = more.verdicts[j];
+  for (uint32_t j : more.to_produce) result->to_produce.push_back(again[j]);
+  for (const UpdateCondResult::Admitted& a : more.admitted) result->admitted.push_back({again[a.index], a.policy});
+  std::sort(result->to_produce.begin(), result->to_produce.end());
   return Status::OK();
 }
 

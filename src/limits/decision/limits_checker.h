@@ -2,7 +2,9 @@
 //   ExceedsLimits  streams of partitions not ready here: reason 1 (failed), counted per
 //                  partition — never silently accepted; then the tenant's rate (token bucket,
 //                  node share) for the request's bytes: reason 3 for all when exhausted; then
-//                  the stream limits (UsageStore::UpdateCond): reason 2. Accepted streams due
+//                  the stream limits (UsageStore::UpdateCond against this node's pool share, or
+//                  the zone's buckets with a ring, which near a limit may wait for one exchange
+//                  with a bucket's home): reason 2. Accepted streams due
 //                  for producing go to the StreamSink without waiting for Kafka. Nothing a
 //                  client sends per stream fails the call (a policy name the node does not
 //                  keep counts under no policy); a large request runs in slices.
@@ -28,6 +30,7 @@
 #include "limits/lifecycle/partition_manager.h"
 #include "limits/usage/tenant_counters.h"
 #include "limits/usage/usage_store.h"
+#include "limits/zone/zone_agent.h"
 
 namespace limits {
 
@@ -47,6 +50,9 @@ class LimitsChecker {
     // Reject a tenant's push beyond its ingestion rate and burst (reason 3). Off by default,
     // as in Loki, whose distributors rate-limit earlier in the push.
     bool enforce_rate = false;
+    // With a ring: the zone's shared stream limits (zone/zone_agent.h) instead of this node's
+    // static pool share. Must outlive the checker.
+    zone::ZoneAgent* zone = nullptr;
   };
 
   // All references must outlive the checker.
@@ -72,6 +78,12 @@ class LimitsChecker {
   TenantCounters& ingested_bytes() { return ingested_bytes_; }
 
  private:
+  // One slice's stream limits: against this node's pool share, or the zone's buckets.
+  Status AdmitSlice(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
+                    std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait);
+  Status AdmitInZone(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
+                     std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait);
+
   UsageStore& store_;
   PartitionManager& partitions_;
   LimitsProvider& limits_;

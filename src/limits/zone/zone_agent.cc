@@ -181,6 +181,11 @@ bool ZoneAgent::TurnHot(const BucketKey& key) {
   return false;
 }
 
+bool ZoneAgent::Refresh(const BucketKey& key) {
+  const std::optional<ZonePeer> home = HomePeerOf(key);
+  return home && ExchangeWith(*home, {}, {});
+}
+
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;

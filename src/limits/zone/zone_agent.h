@@ -83,6 +83,9 @@ class ZoneAgent final : public ZoneHandler {
   // home has the other members report it at once), and exchanges once more for this member's
   // first directive. True when the bucket is hot here.
   bool TurnHot(const BucketKey& key);
+  // A bucket unknown here (no lease from its home yet): one exchange with the home for the
+  // lease. True when the bucket is no longer unknown.
+  bool Refresh(const BucketKey& key);
 
   // One round: an exchange with every home, then the home's housekeeping.
   void Round();

@@ -1,0 +1,122 @@
+// LimitsChecker with a zone (issue 27): two nodes, each with its own store serving half of the
+// topic's partitions, share a tenant's stream limit through their ZoneAgents (an in-process
+// transport, StoreZoneEnvironment's counts from the real stores). The zone admits exactly the
+// limit, and the first rejection comes near it — where two static pool shares reject early
+// when the streams land unevenly.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+
+#include "limits/decision/limits_checker.h"
+#include "limits/decision/zone_environment.h"
+#include "testing/fake_clock.h"
+#include "testing/temp_dir.h"
+#include "testing/test_store.h"
+
+namespace limits {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr int32_t kPartitions = 8;
+constexpr uint64_t kLimit = 80;
+
+class NullSink final : public StreamSink {
+ public:
+  void Produce(const std::string&, uint64_t, uint64_t, const std::string&) override {}
+};
+
+class Loopback final : public zone::ZoneTransport {
+ public:
+  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& r) override {
+    return agents.at(address)->Exchange(r);
+  }
+  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const zone::DirectRequest& r) override {
+    return agents.at(address)->Direct(r);
+  }
+  std::map<std::string, zone::ZoneAgent*> agents;
+};
+
+struct Node {
+  Node(const std::string& id, int32_t first, int32_t last, LimitsProvider& limits, testing::FakeClock& clock,
+       Loopback& transport, bool in_zone)
+      : opened(testing::TestStore::Open(dir, clock, kPartitions)),
+        manager(clock, 30s),
+        env(*opened.store, manager, limits, [] {
+          return std::vector<zone::ZonePeer>{{"a", "a:9095"}, {"b", "b:9095"}};
+        }),
+        agent(zone::ZoneAgent::Options{.self = {id, id + ":9095"}, .num_partitions = kPartitions}, env, transport,
+              clock),
+        checker(*opened.store, manager, limits, rates, sink, clock, registry,
+                LimitsChecker::Options{.num_partitions = kPartitions, .zone = in_zone ? &agent : nullptr}) {
+    transport.agents[id + ":9095"] = &agent;
+    for (int32_t p = first; p <= last; ++p) manager.SetReady(p, manager.Assign(p), 0, false);
+  }
+
+  testing::TempDir dir;
+  testing::TestStore opened;
+  PartitionManager manager;
+  StoreZoneEnvironment env;
+  zone::ZoneAgent agent;
+  RateLimiter rates;
+  NullSink sink;
+  prometheus::Registry registry;
+  LimitsChecker checker;
+};
+
+struct Outcome {
+  uint64_t first_rejection = 0, accepted = 0;
+};
+
+// Streams of one tenant, hashed to partitions with a skew towards node a's (0-3), pushed to
+// their partition's node one at a time; a round of exchanges every 10 pushes.
+Outcome Fill(bool in_zone) {
+  testing::FakeClock clock;
+  TenantLimits defaults;
+  defaults.max_global_streams_per_user = kLimit;
+  LimitsProvider limits(defaults, {});
+  Loopback transport;
+  Node a("a", 0, 3, limits, clock, transport, in_zone);
+  Node b("b", 4, 7, limits, clock, transport, in_zone);
+  a.agent.Round();
+  b.agent.Round();
+  std::mt19937 rng(3);
+  Outcome out;
+  for (uint64_t n = 0; n < 3 * kLimit; ++n) {
+    const auto p = static_cast<int32_t>(rng() % 3 == 0 ? 4 + rng() % 4 : rng() % 4);  // 2:1 towards a
+    const uint64_t hash = (n + 1) * kPartitions + static_cast<uint64_t>(p);
+    Node& node = p < 4 ? a : b;
+    std::vector<StreamUpdate> u = {{.stream_hash = hash, .bytes = 10}};
+    std::vector<Rejection> rejected;
+    EXPECT_TRUE(node.checker.ExceedsLimits("t", u, &rejected).ok());
+    if (rejected.empty()) {
+      ++out.accepted;
+    } else {
+      EXPECT_EQ(rejected[0].reason, kReasonMaxStreams);
+      if (out.first_rejection == 0) out.first_rejection = out.accepted;
+    }
+    EXPECT_LE(out.accepted, in_zone ? kLimit : kLimit + 1);
+    if (n % 10 == 9) {
+      clock.Advance(100ms);
+      a.agent.Round();
+      b.agent.Round();
+    }
+  }
+  return out;
+}
+
+TEST(LimitsCheckerZoneTest, TwoNodesShareATenantsLimitExactlyWhereStaticSharesRejectEarly) {
+  const Outcome shares = Fill(false);
+  const Outcome zone = Fill(true);
+  std::printf("static shares: first rejection at %llu of %llu, %llu accepted; zone: at %llu, %llu accepted\n",
+              static_cast<unsigned long long>(shares.first_rejection), static_cast<unsigned long long>(kLimit),
+              static_cast<unsigned long long>(shares.accepted), static_cast<unsigned long long>(zone.first_rejection),
+              static_cast<unsigned long long>(zone.accepted));
+  EXPECT_LT(shares.first_rejection, kLimit * 4 / 5);  // node a's share (40) fills at about 60
+  EXPECT_EQ(zone.accepted, kLimit);
+  EXPECT_GE(zone.first_rejection * 100, kLimit * 90);
+}
+
+}  // namespace
+}  // namespace limits
