@@ -315,6 +315,27 @@ struct RingConfig {
   Millis memberlist_rejoin_interval = 0ms;
 };
 
+// Exact stream limits across the nodes of a zone (ARCHITECTURE.md, "Exact limits across a
+// zone"): the nodes the ring lists in this node's zone share each tenant's limit through the
+// limitsd.zone.v1.Zone service on their gRPC port, instead of each admitting a static share.
+// Needs a ring. Peers are called with the client TLS below (dskit grpcclient's names); their
+// side is server.grpc_tls_config.
+struct ZoneConfig {
+  bool enabled = false;
+  // How often this node exchanges with every other node of its zone.
+  Millis exchange_interval = std::chrono::seconds(1);
+  // How long a node admits a cold bucket after its last exchange with the bucket's home.
+  Millis lease = std::chrono::seconds(60);
+  // Deadline of one call to a peer.
+  Millis call_timeout = std::chrono::seconds(2);
+  bool tls_enabled = false;
+  std::string tls_cert_path;
+  std::string tls_key_path;
+  std::string tls_ca_path;
+  std::string tls_server_name;
+  bool tls_insecure_skip_verify = false;
+};
+
 struct Config {
   NodeConfig node;
   KafkaConfig kafka;
@@ -325,6 +346,7 @@ struct Config {
   LimitsConfig limits;
   MetricsConfig metrics;
   RingConfig ring;
+  ZoneConfig zone;
 };
 
 }  // namespace limits::config

@@ -678,6 +678,19 @@ void ReadConfig(Reader& root, Config* c) {
   ReadMemberlist(ring, &c->ring);
   ring.Finish();
 
+  Reader zone = root.Sub("zone");
+  zone.Bool("enabled", &c->zone.enabled);
+  zone.Duration("exchange_interval", &c->zone.exchange_interval);
+  zone.Duration("lease", &c->zone.lease);
+  zone.Duration("call_timeout", &c->zone.call_timeout);
+  zone.Bool("tls_enabled", &c->zone.tls_enabled);
+  zone.String("tls_cert_path", &c->zone.tls_cert_path);
+  zone.String("tls_key_path", &c->zone.tls_key_path);
+  zone.String("tls_ca_path", &c->zone.tls_ca_path);
+  zone.String("tls_server_name", &c->zone.tls_server_name);
+  zone.Bool("tls_insecure_skip_verify", &c->zone.tls_insecure_skip_verify);
+  zone.Finish();
+
   root.Finish();
 }
 
@@ -845,6 +858,31 @@ void ValidateOverridesFiles(const LimitsConfig& l, const std::function<void(cons
   }
 }
 
+void ValidateZone(const ZoneConfig& z, const RingConfig& r,
+                  const std::function<void(const std::string&, const std::string&)>& err) {
+  if (z.enabled && r.store.empty()) err("zone.enabled", "the zone's nodes find each other in the ring: set ring.store");
+  for (const auto& [key, value] : {std::pair<const char*, Millis>{"zone.exchange_interval", z.exchange_interval},
+                                   {"zone.lease", z.lease},
+                                   {"zone.call_timeout", z.call_timeout}}) {
+    if (value.count() <= 0) err(key, "must be positive, got " + FormatDuration(value));
+  }
+  if (z.lease < 3 * z.exchange_interval) {
+    err("zone.lease", "must be at least 3 exchange intervals (" + FormatDuration(3 * z.exchange_interval) +
+                          "), got " + FormatDuration(z.lease) + ": a lease must outlive a lost exchange or two");
+  }
+  if (z.tls_enabled) {
+    tls::CheckClientFiles(z.tls_cert_path, z.tls_key_path, z.tls_ca_path,
+                          {.cert = "zone.tls_cert_path", .key = "zone.tls_key_path", .ca = "zone.tls_ca_path"}, err);
+  } else {
+    for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"zone.tls_cert_path", &z.tls_cert_path},
+                                     {"zone.tls_key_path", &z.tls_key_path},
+                                     {"zone.tls_ca_path", &z.tls_ca_path},
+                                     {"zone.tls_server_name", &z.tls_server_name}}) {
+      if (!value->empty()) err(key, "set zone.tls_enabled = true to use it");
+    }
+  }
+}
+
 void ValidateRing(const RingConfig& r, const std::function<void(const std::string&, const std::string&)>& err) {
   if (r.store != "" && r.store != "etcd" && r.store != "memberlist") {
     err("ring.store", "expected \"\" (no ring), \"etcd\" or \"memberlist\", got \"" + r.store + "\"");
@@ -984,6 +1022,7 @@ void Validate(const Config& c, Diagnostics* d) {
   log::Format format;
   if (!log::ParseFormat(c.log.format, &format)) err("log.format", "expected json or logfmt, got \"" + c.log.format + "\"");
   ValidateRing(c.ring, err);
+  ValidateZone(c.zone, c.ring, err);
 }
 
 }  // namespace

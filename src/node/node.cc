@@ -10,6 +10,7 @@
 #include "kafka/topic_check.h"
 #include "limits/lifecycle/record_filter.h"
 #include "node/http_api.h"
+#include "node/node_zone.h"
 #include "node/ring_backends.h"
 #include "ring/memberlist/memberlist_kv.h"
 #include "ring/instance_addr.h"
@@ -193,9 +194,14 @@ Status Node::StartParts() {
   evictor_->Start();
   if (reloader_) reloader_->Start();
 
+  if (c.zone.enabled) {
+    zone_ = std::make_unique<NodeZone>(c.zone, c.node.instance_id, c.node.zone, c.kafka.num_partitions, *store_,
+                                       *partitions_, *limits_, clock_, *registry_);
+  }
   checker_ = std::make_unique<LimitsChecker>(*store_, *partitions_, *limits_, *rates_, *producer_, clock_, *registry_,
                                              LimitsChecker::Options{.num_partitions = c.kafka.num_partitions,
-                                                                    .enforce_rate = c.limits.enforce_rate});
+                                                                    .enforce_rate = c.limits.enforce_rate,
+                                                                    .zone = zone_ ? &zone_->agent() : nullptr});
   service_ = std::make_unique<rpc::IngestLimitsService>(*checker_, *registry_);
   Result<std::unique_ptr<rpc::GrpcServer>> grpc = rpc::GrpcServer::Start(
       {.listen = c.server.grpc_listen,
@@ -204,7 +210,7 @@ Status Node::StartParts() {
        .tls = c.server.grpc_tls,
        .cipher_suites = c.server.tls_cipher_suites,
        .tls_reload_interval = std::chrono::duration_cast<std::chrono::seconds>(c.server.tls_reload_interval)},
-      *service_);
+      *service_, zone_ ? std::vector<grpc::Service*>{&zone_->service()} : std::vector<grpc::Service*>{});
   if (!grpc.ok()) return grpc.status().Prefixed("server.grpc_listen " + c.server.grpc_listen);
   grpc_ = std::move(*grpc);
   RETURN_IF_ERROR(StartRing());
@@ -312,6 +318,7 @@ Status Node::StartRing() {
   ring_ = std::make_unique<ring::Lifecycler>(*ring_kv_, clock_, o, *registry_);
   ring_->Start();
   ring_->SetServing();  // the gRPC server is up: ACTIVE right after the JOINING registration
+  if (zone_) zone_->Start(*ring_kv_, o.ring_key, r.heartbeat_timeout);
   return Status::OK();
 }
 
@@ -391,6 +398,9 @@ void Node::Stop() {
   stopped_ = true;
   log::Info("node", "stopping");
   if (topic_) topic_->Stop();  // a request in flight ends within a second
+  // No more exchanges of this node's own: its peers' leases from it run out, and its
+  // buckets are homed elsewhere once it leaves the ring.
+  if (zone_) zone_->Stop();
   // Leave the ring first, so frontends stop routing here while this node still answers.
   if (ring_) ring_->Stop();
   if (grpc_) grpc_->Stop();
@@ -417,6 +427,7 @@ void Node::Stop() {
   grpc_.reset();
   service_.reset();
   checker_.reset();
+  zone_.reset();
   evictor_.reset();
   consumer_.reset();
   lifecycler_.reset();

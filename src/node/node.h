@@ -36,6 +36,7 @@
 #include "node/overrides_reloader.h"
 #include "ring/kv_client.h"
 #include "ring/lifecycler.h"
+#include "node/node_zone.h"
 #include "rpc/grpc_server.h"
 #include "rpc/ingest_limits_service.h"
 #include "storage/db.h"
@@ -91,6 +92,8 @@ class Node {
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   // This instance's ring membership; nullptr when [ring] store is "".
   ring::Lifecycler* ring() { return ring_.get(); }
+  // The zone's shared limits; nullptr without [zone] enabled.
+  NodeZone* zone() { return zone_.get(); }
 
  private:
   Node(const config::Config& config, const Clock& clock, NodeOptions options)
@@ -122,6 +125,7 @@ class Node {
   std::unique_ptr<PartitionLifecycler> lifecycler_;
   std::unique_ptr<kafka::Consumer> consumer_;
   std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<NodeZone> zone_;  // null without [zone] enabled
   std::unique_ptr<LimitsChecker> checker_;
   std::unique_ptr<rpc::IngestLimitsService> service_;
   std::unique_ptr<rpc::GrpcServer> grpc_;

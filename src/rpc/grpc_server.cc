@@ -84,7 +84,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const GrpcServerOpt
 }  // namespace
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& options, grpc::Service& service,
-                                                   std::initializer_list<grpc::Service*> others) {
+                                                   const std::vector<grpc::Service*>& others) {
   if (Result<ListenAddress> a = ParseListenAddress(options.listen); !a.ok()) {
     return Status::InvalidArgument("grpc: " + a.status().message());
   }

@@ -11,9 +11,9 @@
 
 #include <chrono>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "tls/server_tls.h"
@@ -45,7 +45,7 @@ class GrpcServer {
   // `service` first (its calls are the ones `in_flight` counts), then any others on the same
   // port and credentials (the zone's).
   static Result<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, grpc::Service& service,
-                                                   std::initializer_list<grpc::Service*> others = {});
+                                                   const std::vector<grpc::Service*>& others = {});
   ~GrpcServer();
   // Health checks answer NOT_SERVING from now on (Stop() begins with it).
   void SetNotServing();

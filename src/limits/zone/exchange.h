@@ -53,9 +53,9 @@ struct ExchangeAnswer {
 // applies, and buckets turning hot whose counts it needs now. The member answers with its
 // reports of all of them (acknowledging the directives).
 struct DirectRequest {
-  std::string home;  // the home's ring id
-  std::vector<BucketDirective> directives;
-  std::vector<BucketKey> reports;
+  std::string home = "";  // the home's ring id
+  std::vector<BucketDirective> directives = {};
+  std::vector<BucketKey> reports = {};
 };
 
 // What a node answers: as a home, members' exchanges; as a member, homes' directives.

@@ -208,6 +208,12 @@ std::vector<std::string> HomeLedger::Members() const {
   return out;
 }
 
+bool HomeLedger::Unsettled(std::string_view member) const {
+  if (RoomsOpen()) return true;
+  return std::any_of(members_.begin(), members_.end(),
+                     [&](const auto& m) { return m.first != member && !m.second.in_flight.empty(); });
+}
+
 bool HomeLedger::Directed(std::string_view member) const {
   auto it = members_.find(member);
   return it != members_.end() && it->second.directed;

@@ -151,6 +151,10 @@ class HomeLedger {
   // still admit cold, and so the least a first grant should give it for the turn to hot to
   // reject nothing.
   uint64_t Rooms(std::string_view member) const;
+  // Whether what the others hold is not known yet: its rooms are open, or a member other than
+  // `member` has a grant it has not acknowledged. Their reports would tell (and close the
+  // rooms, and let their unused headroom be recalled).
+  bool Unsettled(std::string_view member) const;
   // Whether it sent `member` a directive (the first to a member carries its rooms).
   bool Directed(std::string_view member) const;
 

@@ -86,7 +86,9 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
   }
   const MemberBucket::Holding held = bucket->Hold();
   std::vector<PartitionCount> counts = env_.CountsOf(key);
-  const uint64_t want = bucket->closed() ? std::max(options_.min_want, 4 * held.spent) : 0;
+  // A cold bucket's report asks too: its first directive makes it hot, and it should come
+  // with places (beyond the room it had on its floors) rather than none.
+  const uint64_t want = std::max(options_.min_want, 4 * held.spent);
   return BucketReport{key, bucket->Report(held, std::move(counts)), want, trigger};
 }
 
@@ -175,8 +177,14 @@ bool ZoneAgent::TurnHot(const BucketKey& key) {
   // second finds every partition counted and brings this member's first directive.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!ExchangeWith(*home, {key}, {key})) return false;
-    std::lock_guard lock(member_mu_);
-    if (member_.Find(key) != nullptr) return true;
+    MemberBucket* bucket;
+    {
+      std::lock_guard lock(member_mu_);
+      bucket = member_.Find(key);
+    }
+    if (bucket == nullptr) continue;
+    // Hot with nothing: what is free went to others first; ask for it (they give back).
+    return bucket->unused() > 0 || Acquire(key, options_.min_want);
   }
   return false;
 }
@@ -189,10 +197,18 @@ bool ZoneAgent::Refresh(const BucketKey& key) {
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;
+  std::vector<BucketKey> starved;
   {
     std::lock_guard lock(home_mu_);
     ring_ids_ = IdsOf(peers);
     Heard(request.member);
+    starved = home_.Starved(request);
+  }
+  // Out of headroom while the others' holdings are not known: their reports first, so that
+  // this answer grants what they freed, or recalls what they hold unused.
+  if (!starved.empty()) AskForReports(starved, request.member, peers);
+  {
+    std::lock_guard lock(home_mu_);
     answer = home_.Answer(request, NamesOf(peers), clock_.NowMillis());
   }
   if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers);

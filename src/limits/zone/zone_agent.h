@@ -81,7 +81,8 @@ class ZoneAgent final : public ZoneHandler {
   bool Acquire(const BucketKey& key, uint64_t want);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
   // home has the other members report it at once), and exchanges once more for this member's
-  // first directive. True when the bucket is hot here.
+  // first directive (and Acquires when that brought nothing). True when the bucket is hot here
+  // with headroom.
   bool TurnHot(const BucketKey& key);
   // A bucket unknown here (no lease from its home yet): one exchange with the home for the
   // lease. True when the bucket is no longer unknown.

@@ -149,6 +149,17 @@ void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {
   }
 }
 
+std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {
+  std::vector<BucketKey> out;
+  for (const BucketReport& r : request.reports) {
+    auto it = ledgers_.find(r.key);
+    if (it == ledgers_.end() || r.want == 0 || r.report.unused > 0) continue;
+    const HomeLedger& ledger = it->second;
+    if (ledger.Free() < static_cast<int64_t>(r.want) && ledger.Unsettled(request.member)) out.push_back(r.key);
+  }
+  return out;
+}
+
 std::vector<BucketKey> ZoneHome::Uncounted() const {
   std::vector<BucketKey> out;
   for (const auto& [key, ledger] : ledgers_) {

@@ -18,7 +18,11 @@ learns the accepted streams through Kafka and answers for them when a node is SI
 the killed node's heartbeat goes stale after the heartbeat timeout and the frontend stops
 routing to it; a SIGTERMed node leaves the ring at once.
 
-Usage: loki_frontend_emulation.py --limitsd PATH --mock-broker PATH --proto-python DIR
+With --zone, the nodes of each zone share their tenants' limits ([zone] enabled, issue 27):
+the zone admits exactly L (not L + n - 1), and a tenant whose streams hash mostly to one
+node's partitions is first rejected at 90 % of L or later (static shares: near 75 %).
+
+Usage: loki_frontend_emulation.py --limitsd PATH --mock-broker PATH --proto-python DIR [--zone]
 Exit 0 when every check holds, 1 otherwise. Prints what it measured.
 """
 import argparse
@@ -42,6 +46,7 @@ RING_KEY = "collectors/ingest-limits"
 HEARTBEAT_PERIOD = "500ms"
 HEARTBEAT_TIMEOUT_S = 3.0
 TENANT = "tenant-at-limit"
+SKEWED = "tenant-skewed"
 LIMIT = 100
 TIMEOUT_MULTIPLIER = float(os.environ.get("LIMITSD_TEST_TIMEOUT_MULTIPLIER", "1") or 1)
 
@@ -123,7 +128,7 @@ class MockBroker:
 
 
 class Node:
-    def __init__(self, binary, workdir, instance, zone, etcd_endpoint, bootstrap):
+    def __init__(self, binary, workdir, instance, zone, etcd_endpoint, bootstrap, shared):
         self.instance, self.zone = instance, zone
         self.log_path = os.path.join(workdir, instance + ".log")
         sets = {
@@ -145,6 +150,7 @@ class Node:
             "limits.defaults.ingestion_rate_mb": "1000",
             "limits.defaults.ingestion_burst_size_mb": "1000",
             "limits.tenants.%s.max_global_streams_per_user" % TENANT: str(LIMIT),
+            "limits.tenants.%s.max_global_streams_per_user" % SKEWED: str(LIMIT),
             "ring.store": "etcd",
             "ring.etcd_endpoints": etcd_endpoint,
             "ring.etcd_dial_timeout": "2s",
@@ -152,6 +158,10 @@ class Node:
             "ring.heartbeat_period": HEARTBEAT_PERIOD,
             "ring.heartbeat_timeout": "%ds" % HEARTBEAT_TIMEOUT_S,
         }
+        if shared:
+            sets["zone.enabled"] = "true"
+            sets["zone.exchange_interval"] = "200ms"
+            sets["zone.lease"] = "5s"
         argv = [binary]
         for k, v in sets.items():
             argv += ["--set", "%s=%s" % (k, v)]
@@ -341,7 +351,7 @@ def run(args, workdir):
     nodes = {}
     try:
         for name, zone in (("a-0", "zone-a"), ("a-1", "zone-a"), ("b-0", "zone-b"), ("b-1", "zone-b")):
-            nodes[name] = Node(args.limitsd, workdir, name, zone, etcd.endpoint, broker.bootstrap)
+            nodes[name] = Node(args.limitsd, workdir, name, zone, etcd.endpoint, broker.bootstrap, args.zone)
         for n in nodes.values():
             wait_for(n.read_ports, 20, n.instance + " to start")
         ring = EtcdRing(etcd.endpoint)
@@ -400,9 +410,42 @@ def run(args, workdir):
         check(all(addr_to_node[answered_by[h]].startswith("a-") for h in hashes), "zone-a answered every stream")
         check(1 not in results.values(), "reason 1 never reaches a stream of a ready partition")
         check(reasons == [2], "the streams over the limit get reason 2 (stream limit)")
-        check(LIMIT <= len(accepted) <= LIMIT + 2, "exactly L accepted across the zone's two nodes (+-1 per node)")
-        for node, n in per_node.items():
-            check(abs(n - shares[node]) <= 1, "%s accepted its share %d (+-1), got %d" % (node, shares[node], n))
+        if args.zone:
+            check(len(accepted) == LIMIT, "exactly L accepted across the zone's two nodes (shared limits)")
+        else:
+            check(LIMIT <= len(accepted) <= LIMIT + 2, "exactly L accepted across the zone's two nodes (+-1 per node)")
+            for node, n in per_node.items():
+                check(abs(n - shares[node]) <= 1, "%s accepted its share %d (+-1), got %d" % (node, shares[node], n))
+
+        # 3b. With shared limits: a tenant whose streams land two to one on a-0's partitions, one
+        #     stream per push. Static shares reject it when a-0's share fills (near 75 % of L).
+        if args.zone:
+            a0 = set(frontend.assigned(nodes["a-0"].addr))
+            skewed, taken = [], 0
+            while len(skewed) < 3 * LIMIT:
+                h = rng.getrandbits(64)
+                on_a0 = (h % NUM_PARTITIONS) in a0
+                if on_a0 == (len(skewed) % 3 != 2):
+                    skewed.append(h)
+            first_rejection = None
+            calls = []
+            for h in skewed:
+                t0 = time.monotonic()
+                r, _ = frontend.exceeds_limits(SKEWED, [h])
+                calls.append(time.monotonic() - t0)
+                if r:
+                    check(r[h] == 2, "a stream over the limit gets reason 2")
+                    if first_rejection is None:
+                        first_rejection = taken
+                else:
+                    taken += 1
+            calls.sort()
+            print("tenant %s (2:1 on a-0's partitions) at limit %d: first rejection at %d (%.0f %% of L), %d accepted; "
+                  "call p50 %.1f ms, p99 %.1f ms" % (SKEWED, LIMIT, first_rejection, 100.0 * first_rejection / LIMIT,
+                                                     taken, 1000 * calls[len(calls) // 2],
+                                                     1000 * calls[int(len(calls) * 0.99)]))
+            check(taken == LIMIT, "exactly L accepted for the skewed tenant")
+            check(first_rejection >= 0.9 * LIMIT, "first rejection at 90 % of L or later")
 
         # 4. The other zone learns the accepted streams from the topic.
         b_nodes = [n for n in nodes.values() if n.zone == "zone-b"]
@@ -490,6 +533,7 @@ def main():
     parser.add_argument("--limitsd", required=True)
     parser.add_argument("--mock-broker", required=True)
     parser.add_argument("--proto-python", required=True)
+    parser.add_argument("--zone", action="store_true", help="the nodes of each zone share their tenants' limits")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="limitsd-emulation-")
     try:

@@ -19,8 +19,8 @@ namespace limits {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr int32_t kPartitions = 8;
-constexpr uint64_t kLimit = 80;
+constexpr int32_t kPartitions = 64;
+constexpr uint64_t kLimit = 100;
 
 class NullSink final : public StreamSink {
  public:
@@ -77,16 +77,16 @@ Outcome Fill(bool in_zone) {
   defaults.max_global_streams_per_user = kLimit;
   LimitsProvider limits(defaults, {});
   Loopback transport;
-  Node a("a", 0, 3, limits, clock, transport, in_zone);
-  Node b("b", 4, 7, limits, clock, transport, in_zone);
+  Node a("a", 0, 31, limits, clock, transport, in_zone);
+  Node b("b", 32, 63, limits, clock, transport, in_zone);
   a.agent.Round();
   b.agent.Round();
   std::mt19937 rng(3);
   Outcome out;
   for (uint64_t n = 0; n < 3 * kLimit; ++n) {
-    const auto p = static_cast<int32_t>(rng() % 3 == 0 ? 4 + rng() % 4 : rng() % 4);  // 2:1 towards a
+    const auto p = static_cast<int32_t>(rng() % 3 == 0 ? 32 + rng() % 32 : rng() % 32);  // 2:1 towards a
     const uint64_t hash = (n + 1) * kPartitions + static_cast<uint64_t>(p);
-    Node& node = p < 4 ? a : b;
+    Node& node = p < 32 ? a : b;
     std::vector<StreamUpdate> u = {{.stream_hash = hash, .bytes = 10}};
     std::vector<Rejection> rejected;
     EXPECT_TRUE(node.checker.ExceedsLimits("t", u, &rejected).ok());
@@ -97,7 +97,7 @@ Outcome Fill(bool in_zone) {
       if (out.first_rejection == 0) out.first_rejection = out.accepted;
     }
     EXPECT_LE(out.accepted, in_zone ? kLimit : kLimit + 1);
-    if (n % 10 == 9) {
+    if (n % 1000 == 999) {
       clock.Advance(100ms);
       a.agent.Round();
       b.agent.Round();

@@ -1,0 +1,90 @@
+#include "node/node_zone.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "ring/ring_members.h"
+
+namespace limits {
+
+NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, std::string zone,
+                   int32_t num_partitions, UsageStore& store, PartitionManager& partitions, LimitsProvider& limits,
+                   const Clock& clock, prometheus::Registry& registry)
+    : config_(config),
+      instance_id_(std::move(instance_id)),
+      zone_(std::move(zone)),
+      clock_(clock),
+      members_gauge_(prometheus::BuildGauge()
+                         .Name("limitsd_zone_members")
+                         .Help("Nodes of this node's zone it shares stream limits with, itself included, as the ring "
+                               "last listed them (ACTIVE, fresh heartbeat).")
+                         .Register(registry)
+                         .Add({})),
+      ring_errors_(prometheus::BuildCounter()
+                       .Name("limitsd_zone_ring_read_errors_total")
+                       .Help("Reads of the ring's members that failed (the last members read stay in use).")
+                       .Register(registry)
+                       .Add({})) {
+  tls::ClientTls t{.enabled = config.tls_enabled,
+                   .cert_path = config.tls_cert_path,
+                   .key_path = config.tls_key_path,
+                   .ca_path = config.tls_ca_path,
+                   .server_name = config.tls_server_name,
+                   .insecure_skip_verify = config.tls_insecure_skip_verify};
+  peers_ = std::make_unique<rpc::ZonePeers>(
+      rpc::ZonePeersOptions{.num_partitions = num_partitions, .tls = std::move(t), .timeout = config.call_timeout});
+  env_ = std::make_unique<StoreZoneEnvironment>(store, partitions, limits, [this] { return Members(); });
+  agent_ = std::make_unique<zone::ZoneAgent>(
+      zone::ZoneAgent::Options{
+          .self = {instance_id_, ""}, .num_partitions = num_partitions, .lease_ms = config.lease.count()},
+      *env_, *peers_, clock);
+  agent_->SetWake([this] { rounds_.Trigger(); });
+  service_ = std::make_unique<rpc::ZoneService>(*agent_, num_partitions, registry);
+}
+
+std::vector<zone::ZonePeer> NodeZone::Members() {
+  std::lock_guard lock(mu_);
+  std::vector<zone::ZonePeer> out = members_;
+  // This node is a member from the start: its own buckets need no ring entry to be homed here.
+  if (std::none_of(out.begin(), out.end(), [&](const zone::ZonePeer& p) { return p.id == instance_id_; })) {
+    out.push_back({instance_id_, ""});
+  }
+  return out;
+}
+
+void NodeZone::ReadRing() {
+  Result<std::optional<::ring::Desc>> desc = kv_->Get(ring_key_);
+  if (!desc.ok()) {
+    ring_errors_.Increment();
+    log::Warn("zone", "cannot read the ring's members; keeping the last ones").Kv("error", desc.status().ToString());
+    return;
+  }
+  std::vector<zone::ZonePeer> members;
+  if (*desc) {
+    for (ring::RingMember& m : ring::ZoneMembers(**desc, zone_, clock_.NowMillis() / 1000, heartbeat_timeout_)) {
+      members.push_back({std::move(m.id), std::move(m.addr)});
+    }
+  }
+  std::vector<std::string> addresses;
+  for (const zone::ZonePeer& p : members) addresses.push_back(p.address);
+  peers_->Retain(addresses);
+  std::lock_guard lock(mu_);
+  if (members.size() != members_.size()) {
+    log::Info("zone", "members changed").Kv("members", members.size()).Kv("before", members_.size());
+  }
+  members_ = std::move(members);
+  members_gauge_.Set(static_cast<double>(members_.size()));
+}
+
+void NodeZone::Start(ring::KvClient& kv, std::string ring_key, std::chrono::milliseconds heartbeat_timeout) {
+  kv_ = &kv;
+  ring_key_ = std::move(ring_key);
+  heartbeat_timeout_ = heartbeat_timeout;
+  ReadRing();
+  rounds_.Start(config_.exchange_interval, [this] {
+    ReadRing();
+    agent_->Round();
+  });
+}
+
+}  // namespace limits
