@@ -87,7 +87,7 @@ Outcome Fill(bool in_zone) {
     const auto p = static_cast<int32_t>(rng() % 3 == 0 ? 32 + rng() % 32 : rng() % 32);  // 2:1 towards a
     const uint64_t hash = (n + 1) * kPartitions + static_cast<uint64_t>(p);
     Node& node = p < 32 ? a : b;
-    std::vector<StreamUpdate> u = {{.stream_hash = hash, .bytes = 10}};
+    std::vector<StreamUpdate> u = {{.stream_hash = hash, .bytes = 10, .policy = ""}};
     std::vector<Rejection> rejected;
     EXPECT_TRUE(node.checker.ExceedsLimits("t", u, &rejected).ok());
     if (rejected.empty()) {
