@@ -36,7 +36,10 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
   env_ = std::make_unique<StoreZoneEnvironment>(store, partitions, limits, [this] { return Members(); });
   agent_ = std::make_unique<zone::ZoneAgent>(
       zone::ZoneAgent::Options{
-          .self = {instance_id_, ""}, .num_partitions = num_partitions, .lease_ms = config.lease.count()},
+          .self = {instance_id_, ""},
+          .num_partitions = num_partitions,
+          .lease_ms = config.lease.count(),
+          .full_hold_ms = config.exchange_interval.count()},
       *env_, *peers_, clock);
   agent_->SetWake([this] { rounds_.Trigger(); });
   service_ = std::make_unique<rpc::ZoneService>(*agent_, num_partitions, registry);

@@ -227,7 +227,8 @@ void IngestLimitsService::Finish(int method, grpc::ServerUnaryReactor* reactor,
 grpc::ServerUnaryReactor* IngestLimitsService::ExceedsLimits(grpc::CallbackServerContext* context,
                                                              const grpc::ByteBuffer* request,
                                                              grpc::ByteBuffer* response) {
-  return Dispatch(kExceedsLimits, Mode::kInlineOrPool, context, request, response,
+  // With a zone, a check near a limit may wait for a call to a peer: never on gRPC's thread.
+  return Dispatch(kExceedsLimits, checker_.zoned() ? Mode::kPool : Mode::kInlineOrPool, context, request, response,
                   [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait wait) {
                     return DoExceedsLimits(in, out, wait);
                   });

@@ -129,6 +129,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   if (wait == Wait::kNever && streams.size() > options_.slice_streams) {
     return Status::WouldBlock("a request larger than a slice runs on a handler thread");
   }
+  if (wait == Wait::kNever && zoned()) return Status::WouldBlock("a zone's check may call a peer");
   // A failed store has left the group, so nothing is served: say why, not reason 1 for all.
   if (Status health = store_.health(); !health.ok()) return Status::Unavailable(health.message());
   const std::shared_ptr<const PartitionSet> serving = partitions_.Serving();
@@ -287,8 +288,7 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
   for (uint32_t i : again) retry.push_back(slice[i]);
   zone::ZoneQuota second(buckets, agent.States(keys));
   UpdateCondResult more;
-  // The exchange already waited on the network: waiting for a lock now changes little.
-  if (Status st = store_.UpdateCond(tenant, retry, second, serving, &more, Wait::kMay); !st.ok()) {
+  if (Status st = store_.UpdateCond(tenant, retry, second, serving, &more, wait); !st.ok()) {
     return Status::OK();  // the first pass stands: those streams stay refused
   }
   for (size_t j = 0; j < again.size(); ++j) result->verdicts[again[j]] = more.verdicts[j];

@@ -61,7 +61,8 @@ class LimitsChecker {
 
   // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes); kUnavailable /
   // kInternal when the store fails. With Wait::kNever, kWouldBlock when a lock is busy (or
-  // the request is larger than a slice): nothing was changed or counted.
+  // the request is larger than a slice, or limits are the zone's): nothing was changed or
+  // counted.
   Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected,
                        Wait wait = Wait::kMay);
   Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
@@ -69,6 +70,9 @@ class LimitsChecker {
   // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes): checked by both
   // calls, and by the service before a request's first slice (a request may hold none).
   Status Validate(std::string_view tenant) const;
+  // Whether limits are the zone's: a check near a limit may then wait for a call to a peer,
+  // so it must not run on a thread that must not wait.
+  bool zoned() const { return options_.zone != nullptr; }
   // Streams checked and committed at a time (Options::slice_streams).
   size_t slice_streams() const { return options_.slice_streams; }
   // Ready partitions -> assignment time (unix ns).

@@ -106,7 +106,10 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
       home.id == options_.self.id ? Exchange(request) : transport_.Exchange(home.address, request);
   if (!answer.ok()) return false;
   std::lock_guard lock(member_mu_);
-  for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
+  for (const BucketDirective& d : answer->directives) {
+    member_.Apply(d.key, d.directive);
+    if (d.directive.delta > 0) full_until_.erase(d.key);
+  }
   member_.Heard(home.id, std::move(answer->roster), sent);
   return true;
 }
@@ -154,6 +157,11 @@ void ZoneAgent::Round() {
 }
 
 bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
+  {
+    std::lock_guard lock(member_mu_);
+    auto it = full_until_.find(key);
+    if (it != full_until_.end() && clock_.NowMillis() < it->second) return false;  // full: asked just now
+  }
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -167,6 +175,8 @@ bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
     if (!ExchangeWith(*home, {key}, {}, want)) return false;
     if (bucket->unused() > 0) return true;
   }
+  std::lock_guard lock(member_mu_);
+  full_until_[key] = clock_.NowMillis() + options_.full_hold_ms;
   return false;
 }
 

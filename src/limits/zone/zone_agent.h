@@ -63,6 +63,10 @@ class ZoneAgent final : public ZoneHandler {
     // What a hot bucket asks for beyond what it holds: at least this, else four times what it
     // spent since its last report.
     uint64_t min_want = 4;
+    // After a home had nothing for this member, requests reject locally this long instead of
+    // asking again (a zone at its limit costs what a zone far from it does); a round's answer
+    // ends it sooner. The node passes its exchange interval.
+    int64_t full_hold_ms = 1'000;
   };
 
   // `env`, `transport` and `clock` must outlive the agent.
@@ -133,6 +137,7 @@ class ZoneAgent final : public ZoneHandler {
   std::mutex member_mu_;
   ZoneMember member_;              // GUARDED_BY(member_mu_)
   std::set<BucketKey> triggered_;  // GUARDED_BY(member_mu_)
+  std::map<BucketKey, int64_t> full_until_;  // GUARDED_BY(member_mu_): the home had nothing, until
 
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)
