@@ -42,8 +42,9 @@ inline uint64_t HashOf(const BucketKey& key) {
 }
 
 // The member that wins the bucket: the highest hash of (member, bucket); ties go to the
-// smaller name. Empty when there are no members.
-inline std::string_view HomeOf(const BucketKey& key, std::span<const std::string> members) {
+// smaller name. Empty when there are no members. A copy, not a view: callers pass lists
+// made for the call.
+inline std::string HomeOf(const BucketKey& key, std::span<const std::string> members) {
   const uint64_t k = HashOf(key);
   std::string_view best;
   uint64_t best_score = 0;
@@ -57,7 +58,7 @@ inline std::string_view HomeOf(const BucketKey& key, std::span<const std::string
       best_score = score;
     }
   }
-  return best;
+  return std::string(best);
 }
 
 }  // namespace limits::zone

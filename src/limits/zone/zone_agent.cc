@@ -61,7 +61,7 @@ std::vector<ZoneBucket> ZoneAgent::States(const std::vector<std::pair<BucketKey,
       out.push_back({});  // unlimited
       continue;
     }
-    const std::string_view home = HomeOf(key, ids);
+    const std::string home = HomeOf(key, ids);
     // The lease is the home's: a member without a ring (or whose ring lost every member) knows
     // no home and admits nothing (unknown).
     out.push_back(member_.StateOf(key, home, limit, options_.num_partitions, now));
@@ -116,7 +116,8 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
 
 std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
   const std::vector<ZonePeer> peers = env_.Members();
-  const std::string_view id = HomeOf(key, IdsOf(peers));
+  const std::vector<std::string> ids = IdsOf(peers);
+  const std::string id = HomeOf(key, ids);
   auto it = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
   if (it == peers.end()) return std::nullopt;
   return *it;
@@ -129,12 +130,12 @@ void ZoneAgent::Round() {
   std::set<BucketKey> triggers;
   {
     std::lock_guard lock(member_mu_);
-    for (const BucketKey& key : member_.Hot()) by_home[std::string(HomeOf(key, ids))].push_back(key);
+    for (const BucketKey& key : member_.Hot()) by_home[HomeOf(key, ids)].push_back(key);
     for (const ZonePeer& p : peers) {
       for (const BucketKey& key : member_.Pending(p.id)) by_home[p.id].push_back(key);
     }
     for (const BucketKey& key : triggered_) {
-      by_home[std::string(HomeOf(key, ids))].push_back(key);
+      by_home[HomeOf(key, ids)].push_back(key);
       triggers.insert(key);
     }
     triggered_.clear();
