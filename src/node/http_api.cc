@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/json.h"
+#include "limits/decision/admission.h"
 #include "storage/column_families.h"
 
 namespace limits {
@@ -22,7 +23,8 @@ bool IsGet(const http::Request& r) { return r.method == "GET" || r.method == "HE
 
 }  // namespace
 
-http::Response UsageResponse(const http::Request& request, UsageStore& store, PartitionManager& partitions) {
+http::Response UsageResponse(const http::Request& request, UsageStore& store, PartitionManager& partitions,
+                             zone::ZoneAgent* agent, LimitsProvider* limits) {
   if (!IsGet(request)) return Error(405, "use GET");
   const std::string tenant = request.path.substr(sizeof(kUsagePrefix) - 1);
   if (tenant.empty() || tenant.find('/') != std::string::npos || tenant.size() > kMaxTenantLength) {
@@ -35,6 +37,23 @@ http::Response UsageResponse(const http::Request& request, UsageStore& store, Pa
   for (const auto& [policy, n] : usage.active_by_policy) w.Field(policy, n);
   w.EndObject();
   w.Field("rate", static_cast<double>(usage.rate_window_bytes) / store.windows().rate_s);
+  if (agent != nullptr && limits != nullptr) {
+    const std::shared_ptr<const LimitsProvider::Snapshot> snapshot = limits->Current();
+    w.Key("zone").BeginArray();
+    ForEachStreamBucket(snapshot->For(tenant), [&](std::optional<std::string_view> policy, uint64_t limit) {
+      const zone::BucketKey key{tenant, std::string(policy.value_or(""))};
+      const zone::ZoneAgent::BucketView v = agent->Describe(key, limit);
+      w.BeginObject().Field("policy", key.policy).Field("limit", limit).Field("home", v.home).Field("state", v.state);
+      if (v.headroom) w.Field("headroom", *v.headroom);
+      if (std::string_view(v.state) == "cold") w.Field("floors", v.floor_room);
+      if (const std::optional<zone::ZoneAgent::LedgerView> l = agent->LedgerOf(key)) {
+        w.Key("ledger").BeginObject().Field("counted", l->counted).Field("held", l->held).Field("free", l->free);
+        w.Field("learning", l->learning).Field("rooms_open", l->rooms_open).EndObject();
+      }
+      w.EndObject();
+    });
+    w.EndArray();
+  }
   w.EndObject();
   return Json(200, w.Take());
 }

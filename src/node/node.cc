@@ -233,7 +233,9 @@ Status Node::StartParts() {
   // listener when one is configured, so the port Prometheus scrapes need not reveal them.
   std::vector<std::pair<std::string, http::Handler>> operator_routes = {
       {"/ingest-limits/usage/",
-       [this](const http::Request& r) { return UsageResponse(r, *store_, *partitions_); }},
+       [this](const http::Request& r) {
+         return UsageResponse(r, *store_, *partitions_, zone_ ? &zone_->agent() : nullptr, limits_.get());
+       }},
       {"/partitions", [this](const http::Request& r) { return PartitionsResponse(r, *store_, *partitions_, *db_); }},
   };
   if (auto* gossip = dynamic_cast<ring::memberlist::MemberlistKv*>(ring_kv_.get())) {

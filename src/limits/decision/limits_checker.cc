@@ -108,6 +108,21 @@ LimitsChecker::LimitsChecker(UsageStore& store, PartitionManager& partitions, Li
   rejected_[kReasonMaxStreams] = &rejected_family_.Add({{"reason", "max_streams"}});
   rejected_[kReasonRateLimited] = &rejected_family_.Add({{"reason", "rate_limited"}});
   tenants_full_ = &rejected_family_.Add({{"reason", "tenants_full"}});
+  if (options_.zone != nullptr) {
+    auto& refused = prometheus::BuildCounter()
+                        .Name("limitsd_zone_streams_refused_total")
+                        .Help("Streams the zone's limits refused (reason 2), by the bucket's state on this node: hot "
+                              "(its headroom spent and none to be had), cold (its partition's floor full and no turn "
+                              "to hot), unknown (no lease from the bucket's home).")
+                        .Register(registry);
+    for (const char* state : {"hot", "cold", "unknown"}) zone_refused_[state] = &refused.Add({{"state", state}});
+    auto& calls = prometheus::BuildCounter()
+                      .Name("limitsd_zone_request_calls_total")
+                      .Help("Calls to a bucket's home a request waited for: turn_hot (a cold floor full), acquire (hot "
+                            "headroom spent), refresh (no lease).")
+                      .Register(registry);
+    for (const char* call : {"turn_hot", "acquire", "refresh"}) zone_calls_[call] = &calls.Add({{"call", call}});
+  }
 }
 
 Status LimitsChecker::Validate(std::string_view tenant) const {
@@ -276,13 +291,44 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
   for (const auto& [b, streams] : refused) {
     const zone::BucketKey& key = keys[b].first;
     switch (states[b].mode) {
-      case zone::ZoneBucket::Mode::kCold: changed |= agent.TurnHot(key); break;
-      case zone::ZoneBucket::Mode::kHot: changed |= agent.Acquire(key, streams); break;
-      case zone::ZoneBucket::Mode::kUnknown: changed |= agent.Refresh(key); break;
+      case zone::ZoneBucket::Mode::kCold:
+        zone_calls_["turn_hot"]->Increment();
+        changed |= agent.TurnHot(key);
+        break;
+      case zone::ZoneBucket::Mode::kHot:
+        zone_calls_["acquire"]->Increment();
+        changed |= agent.Acquire(key, streams);
+        break;
+      case zone::ZoneBucket::Mode::kUnknown:
+        zone_calls_["refresh"]->Increment();
+        changed |= agent.Refresh(key);
+        break;
       case zone::ZoneBucket::Mode::kUnlimited: break;
     }
   }
-  if (!changed) return Status::OK();  // the home is out of reach or has nothing: they stay refused
+  // Says why the streams still refused were (a line per tenant and minute, and a count).
+  auto explain = [&] {
+    std::map<size_t, uint64_t> still;
+    for (uint32_t i : again) {
+      if (result->verdicts[i] == Verdict::kMaxStreams) ++still[quota.BucketOf(slice[i].policy)];
+    }
+    for (const auto& [b, n] : still) {
+      const zone::ZoneAgent::BucketView v = agent.Describe(keys[b].first, keys[b].second);
+      if (auto it = zone_refused_.find(v.state); it != zone_refused_.end()) it->second->Increment(static_cast<double>(n));
+      if (!zone_notices_.Allow(tenant, clock_.NowMillis())) continue;
+      auto line = log::Info("zone", "streams refused: the zone's bucket is at its limit or out of reach");
+      line.Kv("tenant", tenant).Kv("policy", keys[b].first.policy).Kv("limit", keys[b].second).Kv("streams", n);
+      line.Kv("state", v.state).Kv("home", v.home);
+      if (v.headroom) line.Kv("headroom", *v.headroom);
+      if (const std::optional<zone::ZoneAgent::LedgerView> l = agent.LedgerOf(keys[b].first)) {
+        line.Kv("zone_counted", l->counted).Kv("zone_held", l->held).Kv("zone_free", l->free);
+      }
+    }
+  };
+  if (!changed) {  // the home is out of reach or has nothing: they stay refused
+    explain();
+    return Status::OK();
+  }
   std::vector<StreamUpdate> retry;
   retry.reserve(again.size());
   for (uint32_t i : again) retry.push_back(slice[i]);
@@ -295,6 +341,7 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
   for (uint32_t j : more.to_produce) result->to_produce.push_back(again[j]);
   for (const UpdateCondResult::Admitted& a : more.admitted) result->admitted.push_back({again[a.index], a.policy});
   std::sort(result->to_produce.begin(), result->to_produce.end());
+  explain();
   return Status::OK();
 }
 

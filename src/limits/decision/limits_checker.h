@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/notice_limiter.h"
 #include "limits/decision/limits_provider.h"
 #include "limits/decision/rate_limiter.h"
 #include "limits/decision/reason.h"
@@ -100,6 +101,11 @@ class LimitsChecker {
   std::map<Reason, prometheus::Counter*> rejected_;
   prometheus::Counter* tenants_full_ = nullptr;  // sent as max streams
   TenantCounters ingested_bytes_;
+  // With a zone: streams it refused, by the bucket's state here; the calls a request waited
+  // for, by kind; a sampled line per tenant saying why.
+  std::map<std::string, prometheus::Counter*> zone_refused_;
+  std::map<std::string, prometheus::Counter*> zone_calls_;
+  NoticeLimiter zone_notices_;
 };
 
 }  // namespace limits

@@ -301,6 +301,25 @@ Result<std::vector<BucketReport>> ZoneAgent::Direct(const DirectRequest& request
   return reports;
 }
 
+ZoneAgent::BucketView ZoneAgent::Describe(const BucketKey& key, uint64_t limit) {
+  BucketView v;
+  v.home = HomeOf(key, IdsOf(env_.Members()));
+  const ZoneBucket st = States({{key, limit}})[0];
+  switch (st.mode) {
+    case ZoneBucket::Mode::kUnlimited: v.state = "unlimited"; break;
+    case ZoneBucket::Mode::kUnknown: v.state = "unknown"; break;
+    case ZoneBucket::Mode::kCold:
+      v.state = "cold";
+      v.floor_room = st.floors.total();
+      break;
+    case ZoneBucket::Mode::kHot:
+      v.state = "hot";
+      v.headroom = st.member->unused();
+      break;
+  }
+  return v;
+}
+
 std::optional<ZoneAgent::LedgerView> ZoneAgent::LedgerOf(const BucketKey& key) {
   std::lock_guard lock(home_mu_);
   const HomeLedger* ledger = home_.LedgerOf(key);

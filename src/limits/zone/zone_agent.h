@@ -99,6 +99,16 @@ class ZoneAgent final : public ZoneHandler {
   Result<ExchangeAnswer> Exchange(const ExchangeRequest& request) override;
   Result<std::vector<BucketReport>> Direct(const DirectRequest& request) override;
 
+  // One bucket as this node sees it, for the usage document and the rejection log: its home,
+  // its state here, this member's headroom, and the zone-wide ledger when homed here.
+  struct BucketView {
+    std::string home;      // the ring id of its home ("" with no members)
+    const char* state = "unlimited";  // unlimited, unknown (no lease), cold, hot
+    std::optional<uint64_t> headroom;  // hot here: places this member holds
+    uint64_t floor_room = 0;           // cold here: the sum of its floors (the cold share of L)
+  };
+  BucketView Describe(const BucketKey& key, uint64_t limit);
+
   // What a home's ledger holds, for the usage endpoint and tests; null when not homed here.
   struct LedgerView {
     uint64_t limit = 0, counted = 0, held = 0;

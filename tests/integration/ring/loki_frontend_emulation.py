@@ -446,6 +446,19 @@ def run(args, workdir):
                                                      1000 * calls[int(len(calls) * 0.99)]))
             check(taken == LIMIT, "exactly L accepted for the skewed tenant")
             check(first_rejection >= 0.9 * LIMIT, "first rejection at 90 % of L or later")
+            # The usage document says where the bucket lives and, on its home, the zone's count.
+            homes = []
+            for n in (nodes["a-0"], nodes["a-1"]):
+                status, body = http_get(n.http_port, "/ingest-limits/usage/" + SKEWED)
+                check(status == 200, "usage document of %s" % n.instance)
+                doc = json.loads(body)
+                buckets = doc.get("zone", [])
+                check(len(buckets) == 1 and buckets[0]["limit"] == LIMIT, "one bucket of limit L in %s's document" % n.instance)
+                check(buckets[0]["state"] == "hot", "the bucket is hot on %s" % n.instance)
+                if "ledger" in buckets[0]:
+                    homes.append(n.instance)
+                    print("usage on %s (the home): %s" % (n.instance, json.dumps(buckets[0])))
+            check(len(homes) == 1, "exactly one of zone-a's nodes is the bucket's home")
 
         # 4. The other zone learns the accepted streams from the topic.
         b_nodes = [n for n in nodes.values() if n.zone == "zone-b"]

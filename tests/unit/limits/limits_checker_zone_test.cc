@@ -67,7 +67,20 @@ struct Node {
 
 struct Outcome {
   uint64_t first_rejection = 0, accepted = 0;
+  double refused_hot = -1, acquires = -1;  // with a zone: node a's counters
 };
+
+double Counter(prometheus::Registry& registry, const std::string& name, const std::string& label) {
+  for (const auto& f : registry.Collect()) {
+    if (f.name != name) continue;
+    for (const auto& m : f.metric) {
+      for (const auto& l : m.label) {
+        if (l.value == label) return m.counter.value;
+      }
+    }
+  }
+  return -1;
+}
 
 // Streams of one tenant, hashed to partitions with a skew towards node a's (0-3), pushed to
 // their partition's node one at a time; a round of exchanges every 10 pushes.
@@ -103,6 +116,8 @@ Outcome Fill(bool in_zone) {
       b.agent.Round();
     }
   }
+  out.refused_hot = Counter(a.registry, "limitsd_zone_streams_refused_total", "hot");
+  out.acquires = Counter(a.registry, "limitsd_zone_request_calls_total", "acquire");
   return out;
 }
 
@@ -116,6 +131,11 @@ TEST(LimitsCheckerZoneTest, TwoNodesShareATenantsLimitExactlyWhereStaticSharesRe
   EXPECT_LT(shares.first_rejection, kLimit * 4 / 5);  // node a's share (40) fills at about 60
   EXPECT_EQ(zone.accepted, kLimit);
   EXPECT_GE(zone.first_rejection * 100, kLimit * 90);
+  // Past the limit, node a refused its streams as a hot bucket with nothing to be had, and
+  // asked the home before it did (then held off for an exchange interval).
+  EXPECT_GT(zone.refused_hot, 0);
+  EXPECT_GT(zone.acquires, 0);
+  EXPECT_EQ(shares.refused_hot, -1);  // no zone: no zone metrics
 }
 
 }  // namespace
