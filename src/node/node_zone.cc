@@ -39,7 +39,7 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
           .self = {instance_id_, ""},
           .num_partitions = num_partitions,
           .lease_ms = config.lease.count(),
-          .full_hold_ms = config.exchange_interval.count()},
+          .silent_hold_ms = config.exchange_interval.count()},
       *env_, *peers_, clock);
   agent_->SetWake([this] { rounds_.Trigger(); });
   service_ = std::make_unique<rpc::ZoneService>(*agent_, num_partitions, registry);

@@ -80,6 +80,13 @@ class MemberBucket {
     return true;
   }
 
+  // Gives up all its headroom, without a directive: its home may have forgotten it (its lease
+  // ran out). Its next report says 0 unused.
+  void Drop() {
+    std::lock_guard lock(mu_);
+    unused_ = 0;
+  }
+
   // What a report says it holds, taken before its counts.
   struct Holding {
     uint64_t unused = 0;

@@ -106,11 +106,9 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
       home.id == options_.self.id ? Exchange(request) : transport_.Exchange(home.address, request);
   if (!answer.ok()) return false;
   std::lock_guard lock(member_mu_);
-  for (const BucketDirective& d : answer->directives) {
-    member_.Apply(d.key, d.directive);
-    if (d.directive.delta > 0) full_until_.erase(d.key);
-  }
+  for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
   member_.Heard(home.id, std::move(answer->roster), sent);
+  silent_until_.erase(home.id);
   return true;
 }
 
@@ -120,7 +118,18 @@ std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
   const std::string id = HomeOf(key, ids);
   auto it = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
   if (it == peers.end()) return std::nullopt;
+  std::lock_guard lock(member_mu_);
+  auto silent = silent_until_.find(id);
+  if (silent != silent_until_.end() && clock_.NowMillis() < silent->second) return std::nullopt;
   return *it;
+}
+
+bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
+                        uint64_t want) {
+  if (ExchangeWith(home, keys, triggers, want)) return true;
+  std::lock_guard lock(member_mu_);
+  silent_until_[home.id] = clock_.NowMillis() + options_.silent_hold_ms;
+  return false;
 }
 
 void ZoneAgent::Round() {
@@ -158,11 +167,6 @@ void ZoneAgent::Round() {
 }
 
 bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
-  {
-    std::lock_guard lock(member_mu_);
-    auto it = full_until_.find(key);
-    if (it != full_until_.end() && clock_.NowMillis() < it->second) return false;  // full: asked just now
-  }
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -173,11 +177,9 @@ bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
     }
     if (bucket == nullptr) return false;  // not hot here (any more): the next request sees its state
     // A failed call fails closed: what it holds is all it spends.
-    if (!ExchangeWith(*home, {key}, {}, want)) return false;
+    if (!CallFor(*home, {key}, {}, want)) return false;
     if (bucket->unused() > 0) return true;
   }
-  std::lock_guard lock(member_mu_);
-  full_until_[key] = clock_.NowMillis() + options_.full_hold_ms;
   return false;
 }
 
@@ -187,7 +189,7 @@ bool ZoneAgent::TurnHot(const BucketKey& key) {
   // The first exchange makes the ledger, which has the other members report at once; the
   // second finds every partition counted and brings this member's first directive.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!ExchangeWith(*home, {key}, {key})) return false;
+    if (!CallFor(*home, {key}, {key}, 0)) return false;
     MemberBucket* bucket;
     {
       std::lock_guard lock(member_mu_);
@@ -202,7 +204,7 @@ bool ZoneAgent::TurnHot(const BucketKey& key) {
 
 bool ZoneAgent::Refresh(const BucketKey& key) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
-  return home && ExchangeWith(*home, {}, {});
+  return home && CallFor(*home, {}, {}, 0);
 }
 
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {

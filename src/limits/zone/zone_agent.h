@@ -63,10 +63,10 @@ class ZoneAgent final : public ZoneHandler {
     // What a hot bucket asks for beyond what it holds: at least this, else four times what it
     // spent since its last report.
     uint64_t min_want = 4;
-    // After a home had nothing for this member, requests reject locally this long instead of
-    // asking again (a zone at its limit costs what a zone far from it does); a round's answer
-    // ends it sooner. The node passes its exchange interval.
-    int64_t full_hold_ms = 1'000;
+    // After a request's call to a home failed, requests do not call it again for this long
+    // (a paused or partitioned home costs one call timeout per interval, not one per request).
+    // The node passes its exchange interval.
+    int64_t silent_hold_ms = 1'000;
   };
 
   // `env`, `transport` and `clock` must outlive the agent.
@@ -126,7 +126,11 @@ class ZoneAgent final : public ZoneHandler {
   // applies the answer. False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                     uint64_t want_at_least = 0);
+  // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.
   std::optional<ZonePeer> HomePeerOf(const BucketKey& key);
+  // ExchangeWith for a request's call: notes a failure for HomePeerOf.
+  bool CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
+               uint64_t want);
   // As a home: sends the recalls (Direct) and applies their acknowledgements.
   void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers);
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
@@ -147,7 +151,7 @@ class ZoneAgent final : public ZoneHandler {
   std::mutex member_mu_;
   ZoneMember member_;              // GUARDED_BY(member_mu_)
   std::set<BucketKey> triggered_;  // GUARDED_BY(member_mu_)
-  std::map<BucketKey, int64_t> full_until_;  // GUARDED_BY(member_mu_): the home had nothing, until
+  std::map<std::string, int64_t> silent_until_;  // GUARDED_BY(member_mu_): a home's call failed, until
 
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)

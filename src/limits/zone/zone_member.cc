@@ -15,11 +15,17 @@ void ZoneMember::Heard(std::string_view home, std::vector<BucketKey> roster, int
 
 ZoneBucket ZoneMember::StateOf(const BucketKey& key, std::string_view home, uint64_t limit, int32_t partitions,
                                int64_t now_ms) {
-  if (MemberBucket* b = Find(key)) return ZoneBucket{ZoneBucket::Mode::kHot, {}, b};
   auto it = leases_.find(home);
   // Timed from when the exchange began: whatever turned hot at the home after that, the home
   // waits on this member for (it is live), and no longer than the lease.
   const bool leased = it != leases_.end() && now_ms - it->second.sent_ms <= lease_ms_;
+  if (MemberBucket* b = Find(key)) {
+    if (leased) return ZoneBucket{ZoneBucket::Mode::kHot, {}, b};
+    // Silent past the lease (partitioned, or a process that was paused): the home may have
+    // forgotten this member and freed what it held, so it holds nothing any more.
+    b->Drop();
+    return ZoneBucket{ZoneBucket::Mode::kUnknown, {}, nullptr};
+  }
   if (!leased) return ZoneBucket{ZoneBucket::Mode::kUnknown, {}, nullptr};
   return ZoneBucket{ZoneBucket::Mode::kCold, PartitionFloors(limit, partitions, HashOf(key)), nullptr};
 }

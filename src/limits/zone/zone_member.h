@@ -36,9 +36,10 @@ class ZoneMember {
   // (their counts give the home this member's room left on its floors).
   std::vector<BucketKey> Pending(std::string_view home) const;
 
-  // The bucket's state for a request at `now_ms`: hot once a directive made it so here; else
-  // cold on its floors (of `limit` over `partitions`) while the lease of its `home` holds;
-  // else unknown.
+  // The bucket's state for a request at `now_ms`, while the lease of its `home` holds: hot
+  // once a directive made it so here, else cold on its floors (of `limit` over `partitions`).
+  // Without the lease it is unknown, and a hot bucket drops its headroom: a home forgets a
+  // member silent past its lease, and what it held is free again there.
   ZoneBucket StateOf(const BucketKey& key, std::string_view home, uint64_t limit, int32_t partitions,
                      int64_t now_ms);
 

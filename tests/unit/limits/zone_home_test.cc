@@ -558,9 +558,10 @@ TEST(ZoneHomeTest, ALossyZoneNeverHoldsMoreThanItsLimit) {
     admitted += zone.admitted();
     cold += zone.cold_admitted();
   }
-  // Not vacuous: streams were admitted, cold and hot.
+  // Not vacuous: streams were admitted, cold and hot (fewer hot since a member whose lease ran
+  // out drops its headroom: 2 887 in all, against 5 000+ before it did).
   EXPECT_GT(cold, 5'000u);
-  EXPECT_GT(admitted - cold, 5'000u);
+  EXPECT_GT(admitted - cold, 1'000u);
 }
 
 }  // namespace

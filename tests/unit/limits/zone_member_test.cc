@@ -51,8 +51,9 @@ TEST(ZoneMemberTest, TheLeaseRunsFromWhenTheExchangeBeganAndALateAnswerChangesNo
 TEST(ZoneMemberTest, TheFirstDirectiveMakesTheBucketHotHereForGood) {
   ZoneMember m(kLease);
   EXPECT_EQ(m.Find(kKey), nullptr);
+  m.Heard("h", {kKey}, 0);
   ASSERT_TRUE(m.Apply(kKey, {3, 1, 7}));
-  ZoneBucket hot = m.StateOf(kKey, "h", 640, 64, 0);  // no lease needed: it holds headroom
+  ZoneBucket hot = m.StateOf(kKey, "h", 640, 64, 0);
   ASSERT_EQ(hot.mode, Mode::kHot);
   ASSERT_EQ(hot.member, m.Find(kKey));
   EXPECT_TRUE(hot.member->closed());
@@ -60,6 +61,23 @@ TEST(ZoneMemberTest, TheFirstDirectiveMakesTheBucketHotHereForGood) {
   EXPECT_FALSE(m.Apply(kKey, {5, 1, 7}));  // not newer
   m.Heard("h", {}, 1'000);
   EXPECT_EQ(m.StateOf(kKey, "h", 640, 64, 1'000).mode, Mode::kHot);  // never cold again
+}
+
+// A member silent past its lease (a paused process, a partition) may have been forgotten by
+// the home, which then freed its headroom: it spends none of it, then or later.
+TEST(ZoneMemberTest, AHotBucketWhoseLeaseRanOutDropsItsHeadroom) {
+  ZoneMember m(1'000);
+  m.Heard("h", {}, 0);
+  ASSERT_TRUE(m.Apply(kKey, {10, 1, 1}));
+  ZoneBucket st = m.StateOf(kKey, "h", 64, 8, 1'000);
+  ASSERT_EQ(st.mode, ZoneBucket::Mode::kHot);
+  EXPECT_TRUE(st.member->TrySpend());
+  EXPECT_EQ(m.StateOf(kKey, "h", 64, 8, 1'001).mode, ZoneBucket::Mode::kUnknown);
+  m.Heard("h", {kKey}, 1'002);
+  st = m.StateOf(kKey, "h", 64, 8, 1'003);
+  ASSERT_EQ(st.mode, ZoneBucket::Mode::kHot);
+  EXPECT_EQ(st.member->unused(), 0u);
+  EXPECT_FALSE(st.member->TrySpend());
 }
 
 }  // namespace
