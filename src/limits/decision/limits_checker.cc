@@ -293,7 +293,7 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
     switch (states[b].mode) {
       case zone::ZoneBucket::Mode::kCold:
         zone_calls_["turn_hot"]->Increment();
-        changed |= agent.TurnHot(key);
+        changed |= agent.TurnHot(key, streams);
         break;
       case zone::ZoneBucket::Mode::kHot:
         zone_calls_["acquire"]->Increment();

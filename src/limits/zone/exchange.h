@@ -21,6 +21,9 @@ struct BucketReport {
   MemberReport report;
   uint64_t want = 0;  // places it asks for beyond its unused headroom
   bool trigger = false;
+  // Streams wait for `want` places now (a request out of headroom): granted in full when free,
+  // rather than the share that keeps speculative asks from stranding places.
+  bool urgent = false;
 };
 
 struct ExchangeRequest {

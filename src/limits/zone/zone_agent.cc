@@ -93,12 +93,14 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
 }
 
 bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
-                             const std::set<BucketKey>& triggers, uint64_t want_at_least) {
+                             const std::set<BucketKey>& triggers, uint64_t need) {
   ExchangeRequest request{name_, {}};
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
-    if (request.reports.back().report.applied_home != 0) {
-      request.reports.back().want = std::max(request.reports.back().want, want_at_least);
+    BucketReport& r = request.reports.back();
+    if (need > 0 && r.report.unused == 0) {
+      r.want = need;  // exactly what waits: all of it when free, and nothing on speculation
+      r.urgent = true;
     }
   }
   const int64_t sent = clock_.NowMillis();
@@ -125,8 +127,8 @@ std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
 }
 
 bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                        uint64_t want) {
-  if (ExchangeWith(home, keys, triggers, want)) return true;
+                        uint64_t need) {
+  if (ExchangeWith(home, keys, triggers, need)) return true;
   std::lock_guard lock(member_mu_);
   silent_until_[home.id] = clock_.NowMillis() + options_.silent_hold_ms;
   return false;
@@ -166,7 +168,7 @@ void ZoneAgent::Round() {
   home_.Tick(NamesOf(peers), clock_.NowMillis());
 }
 
-bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
+bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -177,13 +179,13 @@ bool ZoneAgent::Acquire(const BucketKey& key, uint64_t want) {
     }
     if (bucket == nullptr) return false;  // not hot here (any more): the next request sees its state
     // A failed call fails closed: what it holds is all it spends.
-    if (!CallFor(*home, {key}, {}, want)) return false;
+    if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need))) return false;
     if (bucket->unused() > 0) return true;
   }
   return false;
 }
 
-bool ZoneAgent::TurnHot(const BucketKey& key) {
+bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
   // The first exchange makes the ledger, which has the other members report at once; the
@@ -197,7 +199,7 @@ bool ZoneAgent::TurnHot(const BucketKey& key) {
     }
     if (bucket == nullptr) continue;
     // Hot with nothing: what is free went to others first; ask for it (they give back).
-    return bucket->unused() > 0 || Acquire(key, options_.min_want);
+    return bucket->unused() >= need || Acquire(key, need);
   }
   return false;
 }

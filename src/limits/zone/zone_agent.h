@@ -80,14 +80,15 @@ class ZoneAgent final : public ZoneHandler {
   // next round, which `wake` (when set) is asked to bring forward.
   void AskToTurnHot(const std::vector<BucketKey>& keys);
   void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
-  // A hot bucket that ran out: one exchange with its home asking for `want` places, and a
-  // second when the home had to recall them from others first. True when it holds headroom.
-  bool Acquire(const BucketKey& key, uint64_t want);
+  // A hot bucket that ran out while `need` streams wait: one exchange with its home asking for
+  // them (urgent), and a second when the home had to recall places from others first. True
+  // when it holds headroom.
+  bool Acquire(const BucketKey& key, uint64_t need);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
   // home has the other members report it at once), and exchanges once more for this member's
   // first directive (and Acquires when that brought nothing). True when the bucket is hot here
   // with headroom.
-  bool TurnHot(const BucketKey& key);
+  bool TurnHot(const BucketKey& key, uint64_t need = 1);
   // A bucket unknown here (no lease from its home yet): one exchange with the home for the
   // lease. True when the bucket is no longer unknown.
   bool Refresh(const BucketKey& key);
@@ -122,15 +123,15 @@ class ZoneAgent final : public ZoneHandler {
  private:
   // The report of one bucket: headroom held first, then the counts (member_bucket.h).
   BucketReport ReportOf(const BucketKey& key, bool trigger);
-  // One exchange with `home` about `keys` (hot ones asking for at least `want_at_least`);
-  // applies the answer. False when the call failed.
+  // One exchange with `home` about `keys`; applies the answer. `need` > 0: streams wait for
+  // that many places of a bucket that holds none (urgent). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                    uint64_t want_at_least = 0);
+                    uint64_t need = 0);
   // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.
   std::optional<ZonePeer> HomePeerOf(const BucketKey& key);
   // ExchangeWith for a request's call: notes a failure for HomePeerOf.
   bool CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-               uint64_t want);
+               uint64_t need);
   // As a home: sends the recalls (Direct) and applies their acknowledgements.
   void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers);
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.

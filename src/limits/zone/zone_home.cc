@@ -90,11 +90,12 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
       continue;
     }
     // What it asks for, at most half of a fair share of what is free (little is stranded with
-    // members that stop needing it); and, in the first directive of a turn to hot, the room it
-    // could still have admitted cold.
+    // members that stop needing it), unless streams wait for the places now (urgent: then
+    // nothing is stranded). And, in the first directive of a turn to hot, the room it could
+    // still have admitted cold.
     const int64_t free = ledger->Free();
     const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
-    uint64_t want = std::min(r.want, std::max<uint64_t>(1, fair));
+    uint64_t want = r.urgent ? r.want : std::min(r.want, std::max<uint64_t>(1, fair));
     if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
     const Directive grant = ledger->Grant(request.member, want);
     answer.directives.push_back({r.key, grant});

@@ -129,7 +129,7 @@ class MockBroker:
 
 
 class Node:
-    def __init__(self, binary, workdir, instance, zone, etcd_endpoint, bootstrap, shared):
+    def __init__(self, binary, workdir, instance, zone, etcd_endpoint, bootstrap, shared, extra_sets=None):
         self.instance, self.zone = instance, zone
         self.log_path = os.path.join(workdir, instance + ".log")
         sets = {
@@ -164,6 +164,7 @@ class Node:
             sets["zone.enabled"] = "true"
             sets["zone.exchange_interval"] = "200ms"
             sets["zone.lease"] = "5s"
+        sets.update(extra_sets or {})
         argv = [binary]
         for k, v in sets.items():
             argv += ["--set", "%s=%s" % (k, v)]

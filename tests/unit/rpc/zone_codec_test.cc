@@ -20,6 +20,7 @@ zone::BucketReport Report(const std::string& tenant, const std::string& policy =
   r.report.applied_directive = 2;
   r.want = 9;
   r.trigger = true;
+  r.urgent = true;
   return r;
 }
 
@@ -49,6 +50,7 @@ TEST(ZoneCodecTest, AnExchangeRequestComesBackAsItWasSent) {
   EXPECT_EQ(got.key, want.key);
   EXPECT_EQ(got.want, 9u);
   EXPECT_TRUE(got.trigger);
+  EXPECT_TRUE(got.urgent);
   EXPECT_EQ(got.report.seq, 3u);
   EXPECT_EQ(got.report.unused, 6u);
   EXPECT_EQ(got.report.applied_home, 1700000000000u);
