@@ -35,34 +35,33 @@ std::shared_ptr<wire::Zone::Stub> ZonePeers::StubOf(const std::string& address) 
   return it->second;
 }
 
-void ZonePeers::Prepare(grpc::ClientContext* context) const {
-  context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
+template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
+Result<Out> ZonePeers::Call(const std::string& address, const char* name, const WireRequest& request, Method method,
+                            DecodeFn decode) {
+  WireAnswer answer;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.timeout);
+  const std::shared_ptr<wire::Zone::Stub> stub = StubOf(address);
+  const grpc::Status s = ((*stub).*method)(&context, request, &answer);
+  if (!s.ok()) return FromCall(address, name, s);
+  Result<Out> out = decode(answer);
+  if (!out.ok()) return BadAnswer(address, name, out.status());
+  return out;
 }
 
 Result<zone::ExchangeAnswer> ZonePeers::Exchange(const std::string& address, const zone::ExchangeRequest& request) {
   wire::ExchangeRequest req;
   Encode(request, &req);
-  wire::ExchangeAnswer resp;
-  grpc::ClientContext context;
-  Prepare(&context);
-  const grpc::Status s = StubOf(address)->Exchange(&context, req, &resp);
-  if (!s.ok()) return FromCall(address, "Exchange", s);
-  Result<zone::ExchangeAnswer> answer = Decode(resp);
-  if (!answer.ok()) return BadAnswer(address, "Exchange", answer.status());
-  return answer;
+  return Call<zone::ExchangeAnswer, wire::ExchangeRequest, wire::ExchangeAnswer>(
+      address, "Exchange", req, &wire::Zone::Stub::Exchange, [](const wire::ExchangeAnswer& a) { return Decode(a); });
 }
 
 Result<std::vector<zone::BucketReport>> ZonePeers::Direct(const std::string& address, const DirectRequest& request) {
   wire::DirectRequest req;
   Encode(request, &req);
-  wire::DirectAnswer resp;
-  grpc::ClientContext context;
-  Prepare(&context);
-  const grpc::Status s = StubOf(address)->Direct(&context, req, &resp);
-  if (!s.ok()) return FromCall(address, "Direct", s);
-  Result<std::vector<zone::BucketReport>> reports = Decode(resp, options_.num_partitions);
-  if (!reports.ok()) return BadAnswer(address, "Direct", reports.status());
-  return reports;
+  return Call<std::vector<zone::BucketReport>, wire::DirectRequest, wire::DirectAnswer>(
+      address, "Direct", req, &wire::Zone::Stub::Direct,
+      [this](const wire::DirectAnswer& a) { return Decode(a, options_.num_partitions); });
 }
 
 void ZonePeers::Retain(const std::vector<std::string>& keep) {

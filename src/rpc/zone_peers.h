@@ -43,7 +43,10 @@ class ZonePeers final : public zone::ZoneTransport {
  private:
   // Shared: a call in flight keeps its stub (and channel) while Retain drops the address.
   std::shared_ptr<wire::Zone::Stub> StubOf(const std::string& address);
-  void Prepare(grpc::ClientContext* context) const;
+  // One call with the timeout, its answer decoded: kUnavailable / kInvalidArgument as above.
+  template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
+  Result<Out> Call(const std::string& address, const char* name, const WireRequest& request, Method method,
+                   DecodeFn decode);
 
   const ZonePeersOptions options_;
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;

@@ -98,8 +98,8 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
     BucketReport& r = request.reports.back();
-    if (need > 0 && r.report.unused == 0) {
-      r.want = need;  // exactly what waits: all of it when free, and nothing on speculation
+    if (need > r.report.unused) {
+      r.want = need - r.report.unused;  // exactly what waits: all of it when free, nothing on speculation
       r.urgent = true;
     }
   }
@@ -191,7 +191,7 @@ bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {
   // The first exchange makes the ledger, which has the other members report at once; the
   // second finds every partition counted and brings this member's first directive.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!CallFor(*home, {key}, {key}, 0)) return false;
+    if (!CallFor(*home, {key}, {key}, need)) return false;
     MemberBucket* bucket;
     {
       std::lock_guard lock(member_mu_);

@@ -123,8 +123,8 @@ class ZoneAgent final : public ZoneHandler {
  private:
   // The report of one bucket: headroom held first, then the counts (member_bucket.h).
   BucketReport ReportOf(const BucketKey& key, bool trigger);
-  // One exchange with `home` about `keys`; applies the answer. `need` > 0: streams wait for
-  // that many places of a bucket that holds none (urgent). False when the call failed.
+  // One exchange with `home` about `keys`; applies the answer. `need`: streams wait for that
+  // many places (urgent for what the bucket does not hold). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                     uint64_t need = 0);
   // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.
