@@ -86,9 +86,12 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
   }
   const MemberBucket::Holding held = bucket->Hold();
   std::vector<PartitionCount> counts = env_.CountsOf(key);
-  // A cold bucket's report asks too: its first directive makes it hot, and it should come
-  // with places (beyond the room it had on its floors) rather than none.
-  const uint64_t want = std::max(options_.min_want, 4 * held.spent);
+  // It asks to top up to about four times what it spent since its last report (at least
+  // min_want), not for that much more each time: an idle member would otherwise gather
+  // places every round that a busy one then waits for. A cold bucket's report asks too: its
+  // first directive should come with places (beyond the room it had on its floors).
+  const uint64_t target = std::max(options_.min_want, 4 * held.spent);
+  const uint64_t want = target > held.unused ? target - held.unused : 0;
   return BucketReport{key, bucket->Report(held, std::move(counts)), want, trigger};
 }
 
@@ -99,7 +102,9 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
     BucketReport& r = request.reports.back();
     if (need > r.report.unused) {
-      r.want = need - r.report.unused;  // exactly what waits: all of it when free, nothing on speculation
+      // What waits, all of it when free, and its usual top-up with it (so that the next
+      // streams do not wait for a call of their own).
+      r.want += need - r.report.unused;
       r.urgent = true;
     }
   }
