@@ -148,7 +148,11 @@ def main():
                     node.stop()
                 broker.stop()
                 etcd.stop()
-                shutil.rmtree(workdir, ignore_errors=True)
+                # LIMITSD_BENCH_KEEP=1 keeps each run's logs and stores (the path is printed).
+                if os.environ.get("LIMITSD_BENCH_KEEP"):
+                    print("kept %s" % workdir)
+                else:
+                    shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
