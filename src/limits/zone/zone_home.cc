@@ -156,7 +156,12 @@ std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {
     auto it = ledgers_.find(r.key);
     if (it == ledgers_.end() || r.want == 0 || r.report.unused > 0) continue;
     const HomeLedger& ledger = it->second;
-    if (ledger.Free() < static_cast<int64_t>(r.want) && ledger.Unsettled(request.member)) out.push_back(r.key);
+    // Closing with a partition not counted yet (it grants nothing until then), or short of
+    // what it asks while the others' holdings are not known.
+    const bool uncounted = ledger.RoomsOpen() && !ledger.CanGrant();
+    if (uncounted || (ledger.Free() < static_cast<int64_t>(r.want) && ledger.Unsettled(request.member))) {
+      out.push_back(r.key);
+    }
   }
   return out;
 }

@@ -61,9 +61,10 @@ class ZoneHome {
   // once their partitions have caught-up later owners.
   void Tick(const std::vector<std::string>& members, int64_t now_ms);
 
-  // Buckets `request` asks places of that are not free now, while what the other members
-  // hold is not known (HomeLedger::Unsettled): their reports, asked for at once, may free
-  // places or let them be recalled.
+  // Buckets `request` asks places of that it cannot grant now: turning hot with a partition
+  // not counted yet, or short of what is asked while what the other members hold is not
+  // known (HomeLedger::Unsettled). Their reports, asked for at once, count the partitions,
+  // free places or let them be recalled.
   std::vector<BucketKey> Starved(const ExchangeRequest& request) const;
 
   // Buckets turning hot whose partitions are not all counted yet: nothing is granted until the
