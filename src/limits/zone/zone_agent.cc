@@ -185,9 +185,14 @@ bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need) {
     if (bucket == nullptr) return false;  // not hot here (any more): the next request sees its state
     // A failed call fails closed: what it holds is all it spends.
     if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need))) return false;
-    if (bucket->unused() > 0) return true;
+    if (bucket->unused() >= need) return true;
   }
-  return false;
+  MemberBucket* bucket;
+  {
+    std::lock_guard lock(member_mu_);
+    bucket = member_.Find(key);
+  }
+  return bucket != nullptr && bucket->unused() > 0;
 }
 
 bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {

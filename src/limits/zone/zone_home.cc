@@ -99,12 +99,25 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
     const Directive grant = ledger->Grant(request.member, want);
     answer.directives.push_back({r.key, grant});
-    if (grant.delta == 0 && r.want > 0 && r.report.unused == 0 && !ledger->Learning()) {
-      // Out of headroom with nothing free: half of what each other member holds comes back.
+    const uint64_t short_of = r.want - std::min<uint64_t>(r.want, static_cast<uint64_t>(grant.delta));
+    const bool starved = r.urgent ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
+    if (starved && !ledger->Learning()) {
+      // Out of headroom with nothing free: half of what each other member holds comes back;
+      // for an urgent ask short of what waits, at least each one's share of the shortfall (so
+      // that the asker's next exchange gets all of it when the others hold that much).
+      uint64_t held_by_others = 0;
+      for (const std::string& other : ledger->Members()) {
+        if (other != request.member) held_by_others += ledger->ReportedUnused(other);
+      }
       for (const std::string& other : ledger->Members()) {
         const uint64_t unused = ledger->ReportedUnused(other);
-        if (other == request.member || unused < 2) continue;
-        answer.recalls.push_back({other, {r.key, ledger->Return(other, unused / 2)}});
+        if (other == request.member || unused == 0) continue;
+        uint64_t back = unused / 2;
+        if (r.urgent && held_by_others > 0) {
+          const uint64_t share = (short_of * unused + held_by_others - 1) / held_by_others;  // values < 2^40
+          back = std::min(unused, std::max(back, share));
+        }
+        if (back > 0) answer.recalls.push_back({other, {r.key, ledger->Return(other, back)}});
       }
     }
   }
