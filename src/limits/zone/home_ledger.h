@@ -162,6 +162,8 @@ class HomeLedger {
   // partition it ever counted has a later owner that has caught up. Until then its headroom
   // stands: what it admitted after its last report may be in no count yet.
   bool Forgettable(std::string_view member) const;
+  // Whether it forgot `member` (its reports are ignored for good).
+  bool Forgotten(std::string_view member) const { return forgotten_.contains(member); }
   // Forgets a gone member: its headroom and unacknowledged grants are free again, its late
   // reports are ignored, and a ledger starting no longer waits on it. Only when Forgettable.
   void Forget(std::string_view member);

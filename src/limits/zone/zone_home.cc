@@ -76,8 +76,16 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     }
     ledger->SetLimit(limit_of_(r.key));
     // A report not applied (late, or from a forgotten member) is as if not sent: the bucket
-    // gets the answer of one not reported, below.
-    if (!ledger->Apply(request.member, r.report)) continue;
+    // gets the answer of one not reported, below. But an urgent ask that crossed a newer
+    // report of the same member (a request's exchange and a round's, in flight together)
+    // still gets what waits when free: a grant is held until acknowledged whatever the report.
+    if (!ledger->Apply(request.member, r.report)) {
+      if (r.urgent && ledger->CanGrant() && !ledger->Forgotten(request.member)) {
+        answer.directives.push_back({r.key, ledger->Grant(request.member, r.want)});
+        reported.insert(r.key);
+      }
+      continue;
+    }
     reported.insert(r.key);
     if (ledger->Superseded() > 0) {
       // Its members apply a later home's directives and drop ours: start above it, learning.

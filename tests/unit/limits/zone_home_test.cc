@@ -163,6 +163,31 @@ TEST(ZoneHomeTest, ALearningLedgerWaitsOnARingMemberNotHeardFromUnderItsRealName
   EXPECT_FALSE(home.LedgerOf(kKey)->Learning());
 }
 
+// A request's urgent exchange and a round's cross: the round's report (newer) is applied first,
+// and the urgent one, not newer, is not applied — but what waits is granted all the same.
+TEST(ZoneHomeTest, AnUrgentAskThatCrossedANewerReportStillGetsWhatWaits) {
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{40}; }, Everywhere, 0);
+  MemberBucket a;
+  ExchangeAnswer first = home.Answer({"a", {Report(kKey, a, {Count(0, 0)}, 4, true)}}, {"a"}, 1'000);
+  ASSERT_EQ(first.directives.size(), 1u);
+  ASSERT_TRUE(a.Apply(first.directives[0].directive));
+  while (a.TrySpend()) {
+  }
+  BucketReport urgent = Report(kKey, a, {Count(0, 4)}, 6);  // built first...
+  urgent.urgent = true;
+  const BucketReport round = Report(kKey, a, {Count(0, 4)}, 0);  // ...sent after, arrives first
+  home.Answer({"a", {round}}, {"a"}, 1'100);
+  ExchangeAnswer late = home.Answer({"a", {urgent}}, {"a"}, 1'100);
+  ASSERT_EQ(late.directives.size(), 1u);
+  EXPECT_EQ(late.directives[0].directive.delta, 6);
+  // Not urgent, the same late report gets the answer of one not reported: nothing.
+  BucketReport stale = Report(kKey, a, {Count(0, 4)}, 6);
+  home.Answer({"a", {Report(kKey, a, {Count(0, 4)}, 0)}}, {"a"}, 1'200);
+  ExchangeAnswer nothing = home.Answer({"a", {stale}}, {"a"}, 1'200);
+  ASSERT_EQ(nothing.directives.size(), 1u);
+  EXPECT_EQ(nothing.directives[0].directive.delta, 0);
+}
+
 TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{20}; }, Everywhere, 0);
   home.Answer({"b", {}}, {"a", "b"}, 900);
