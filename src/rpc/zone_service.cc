@@ -17,6 +17,15 @@ grpc::Status Guarded(Fn&& fn) {
     return {grpc::INTERNAL, std::string("zone: ") + e.what()};
   }
 }
+// A decoded request to the handler, and its answer encoded: every refusal as a gRPC status.
+template <typename In, typename Handle, typename WireAnswer>
+grpc::Status Serve(const Result<In>& decoded, Handle handle, WireAnswer* response) {
+  if (!decoded.ok()) return ToGrpc(decoded.status());
+  const auto answer = handle(*decoded);
+  if (!answer.ok()) return ToGrpc(answer.status());
+  Encode(*answer, response);
+  return grpc::Status::OK;
+}
 }  // namespace
 
 ZoneService::ZoneService(zone::ZoneHandler& handler, int32_t num_partitions, prometheus::Registry& registry)
@@ -35,25 +44,17 @@ grpc::Status ZoneService::Counted(int method, grpc::Status status) {
 
 grpc::Status ZoneService::Exchange(grpc::ServerContext* /*context*/, const wire::ExchangeRequest* request,
                                    wire::ExchangeAnswer* response) {
-  return Counted(kExchange, Guarded([&]() -> grpc::Status {
-                   Result<zone::ExchangeRequest> decoded = Decode(*request, num_partitions_);
-                   if (!decoded.ok()) return ToGrpc(decoded.status());
-                   Result<zone::ExchangeAnswer> answer = handler_.Exchange(*decoded);
-                   if (!answer.ok()) return ToGrpc(answer.status());
-                   Encode(*answer, response);
-                   return grpc::Status::OK;
+  return Counted(kExchange, Guarded([&] {
+                   return Serve(Decode(*request, num_partitions_),
+                                [&](const zone::ExchangeRequest& r) { return handler_.Exchange(r); }, response);
                  }));
 }
 
 grpc::Status ZoneService::Direct(grpc::ServerContext* /*context*/, const wire::DirectRequest* request,
                                  wire::DirectAnswer* response) {
-  return Counted(kDirect, Guarded([&]() -> grpc::Status {
-                   Result<DirectRequest> decoded = Decode(*request);
-                   if (!decoded.ok()) return ToGrpc(decoded.status());
-                   Result<std::vector<zone::BucketReport>> reports = handler_.Direct(*decoded);
-                   if (!reports.ok()) return ToGrpc(reports.status());
-                   Encode(*reports, response);
-                   return grpc::Status::OK;
+  return Counted(kDirect, Guarded([&] {
+                   return Serve(Decode(*request), [&](const DirectRequest& r) { return handler_.Direct(r); },
+                                response);
                  }));
 }
 

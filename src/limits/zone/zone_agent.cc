@@ -119,6 +119,15 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   return true;
 }
 
+Result<std::vector<BucketReport>> ZoneAgent::DirectTo(const ZonePeer& peer, const DirectRequest& request) {
+  return peer.id == options_.self.id ? Direct(request) : transport_.Direct(peer.address, request);
+}
+
+MemberBucket* ZoneAgent::HotBucket(const BucketKey& key) {
+  std::lock_guard lock(member_mu_);
+  return member_.Find(key);  // never removed, nor made cold again: good after the lock
+}
+
 std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
   const std::vector<ZonePeer> peers = env_.Members();
   const std::vector<std::string> ids = IdsOf(peers);
@@ -175,24 +184,14 @@ void ZoneAgent::Round() {
 
 bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
-  if (!home) return false;
+  MemberBucket* bucket = HotBucket(key);
+  if (!home || bucket == nullptr) return false;  // not hot here: the next request sees its state
   for (int attempt = 0; attempt < 2; ++attempt) {
-    MemberBucket* bucket;
-    {
-      std::lock_guard lock(member_mu_);
-      bucket = member_.Find(key);
-    }
-    if (bucket == nullptr) return false;  // not hot here (any more): the next request sees its state
     // A failed call fails closed: what it holds is all it spends.
     if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need))) return false;
     if (bucket->unused() >= need) return true;
   }
-  MemberBucket* bucket;
-  {
-    std::lock_guard lock(member_mu_);
-    bucket = member_.Find(key);
-  }
-  return bucket != nullptr && bucket->unused() > 0;
+  return bucket->unused() > 0;
 }
 
 bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {
@@ -202,11 +201,7 @@ bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {
   // second finds every partition counted and brings this member's first directive.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!CallFor(*home, {key}, {key}, need)) return false;
-    MemberBucket* bucket;
-    {
-      std::lock_guard lock(member_mu_);
-      bucket = member_.Find(key);
-    }
+    MemberBucket* bucket = HotBucket(key);
     if (bucket == nullptr) continue;
     // Hot with nothing: what is free went to others first; ask for it (they give back).
     return bucket->unused() >= need || Acquire(key, need);
@@ -264,9 +259,7 @@ void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::str
       if (it == names_.end()) continue;  // not heard from: it reports at its first exchange
       name = it->second;
     }
-    const DirectRequest request{options_.self.id, {}, keys};
-    Result<std::vector<BucketReport>> reports =
-        peer.id == options_.self.id ? Direct(request) : transport_.Direct(peer.address, request);
+    Result<std::vector<BucketReport>> reports = DirectTo(peer, DirectRequest{options_.self.id, {}, keys});
     if (!reports.ok()) continue;  // it reports at its next exchange
     std::lock_guard lock(home_mu_);
     home_.Acknowledge(name, *reports);
@@ -284,8 +277,7 @@ void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vecto
     const std::string_view id = IdOfName(member);
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
     if (peer == peers.end()) continue;  // left the ring: its headroom is freed once it is forgotten
-    Result<std::vector<BucketReport>> reports =
-        peer->id == options_.self.id ? Direct(request) : transport_.Direct(peer->address, request);
+    Result<std::vector<BucketReport>> reports = DirectTo(*peer, request);
     if (!reports.ok()) continue;  // the return stays held until a report acknowledges it
     std::lock_guard lock(home_mu_);
     home_.Acknowledge(member, *reports);
@@ -343,8 +335,7 @@ std::optional<ZoneAgent::LedgerView> ZoneAgent::LedgerOf(const BucketKey& key) {
 }
 
 std::optional<uint64_t> ZoneAgent::HeadroomOf(const BucketKey& key) {
-  std::lock_guard lock(member_mu_);
-  const MemberBucket* bucket = member_.Find(key);
+  const MemberBucket* bucket = HotBucket(key);
   if (bucket == nullptr) return std::nullopt;
   return bucket->unused();
 }

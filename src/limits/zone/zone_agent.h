@@ -60,8 +60,8 @@ class ZoneAgent final : public ZoneHandler {
     ZonePeer self;
     int32_t num_partitions = 64;
     int64_t lease_ms = 60'000;
-    // What a hot bucket asks for beyond what it holds: at least this, else four times what it
-    // spent since its last report.
+    // What a report tops its headroom up to: four times what it spent since its last report,
+    // and at least this.
     uint64_t min_want = 4;
     // After a request's call to a home failed, requests do not call it again for this long
     // (a paused or partitioned home costs one call timeout per interval, not one per request).
@@ -127,6 +127,10 @@ class ZoneAgent final : public ZoneHandler {
   // many places (urgent for what the bucket does not hold). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                     uint64_t need = 0);
+  // Direct to `peer`: in process when it is this node.
+  Result<std::vector<BucketReport>> DirectTo(const ZonePeer& peer, const DirectRequest& request);
+  // The bucket's headroom here; null while it is not hot here.
+  MemberBucket* HotBucket(const BucketKey& key);
   // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.
   std::optional<ZonePeer> HomePeerOf(const BucketKey& key);
   // ExchangeWith for a request's call: notes a failure for HomePeerOf.
