@@ -326,7 +326,8 @@ struct ZoneConfig {
   Millis exchange_interval = std::chrono::seconds(1);
   // How long a node admits a cold bucket after its last exchange with the bucket's home.
   Millis lease = std::chrono::seconds(60);
-  // Deadline of one call to a peer.
+  // Deadline of one call to a peer, and of all a request's calls together (sooner when the
+  // caller's deadline is: a quarter of its time is kept for the answer).
   Millis call_timeout = std::chrono::seconds(2);
   bool tls_enabled = false;
   std::string tls_cert_path;

@@ -39,7 +39,8 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
           .self = {instance_id_, ""},
           .num_partitions = num_partitions,
           .lease_ms = config.lease.count(),
-          .silent_hold_ms = config.exchange_interval.count()},
+          .silent_hold_ms = config.exchange_interval.count(),
+          .request_budget_ms = config.call_timeout.count()},
       *env_, *peers_, clock);
   agent_->SetWake([this] { rounds_.Trigger(); });
   service_ = std::make_unique<rpc::ZoneService>(*agent_, num_partitions, registry);

@@ -229,8 +229,8 @@ grpc::ServerUnaryReactor* IngestLimitsService::ExceedsLimits(grpc::CallbackServe
                                                              grpc::ByteBuffer* response) {
   // With a zone, a check near a limit may wait for a call to a peer: never on gRPC's thread.
   return Dispatch(kExceedsLimits, checker_.zoned() ? Mode::kPool : Mode::kInlineOrPool, context, request, response,
-                  [this](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait wait) {
-                    return DoExceedsLimits(in, out, wait);
+                  [this, context](const grpc::ByteBuffer& in, grpc::ByteBuffer* out, Wait wait) {
+                    return DoExceedsLimits(in, out, wait, FromSystemDeadline(context->deadline()));
                   });
 }
 
@@ -254,7 +254,7 @@ grpc::ServerUnaryReactor* IngestLimitsService::UpdateRates(grpc::CallbackServerC
 }
 
 std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::ByteBuffer& in, grpc::ByteBuffer* out,
-                                                                 Wait wait) {
+                                                                 Wait wait, Deadline deadline) {
   const ContiguousBody body(in);
   StreamList request;
   if (!body.ok() || !request.Parse(body.view())) return Unparsable(kExceedsLimits);
@@ -269,7 +269,7 @@ std::optional<grpc::Status> IngestLimitsService::DoExceedsLimits(const grpc::Byt
   std::vector<Rejection> rejected;
   Status status;
   request.ForEachSlice(slice, &streams, [&](std::span<const StreamUpdate> part) {
-    status = checker_.ExceedsLimits(request.tenant(), part, &rejected, wait);
+    status = checker_.ExceedsLimits(request.tenant(), part, &rejected, wait, deadline);
     if (!status.ok()) return false;
     for (const Rejection& r : rejected) AppendResult(&response, r.stream_hash, r.reason);
     return true;

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 
+#include "common/deadline.h"
 #include "common/task_pool.h"
 #include "limits/decision/limits_checker.h"
 #include "proto/limits.grpc.pb.h"
@@ -77,7 +78,9 @@ class IngestLimitsService final : public RawIngestLimitsService {
   void Finish(int method, grpc::ServerUnaryReactor* reactor, std::chrono::steady_clock::time_point started,
               const grpc::Status& status);
 
-  std::optional<grpc::Status> DoExceedsLimits(const grpc::ByteBuffer& request, grpc::ByteBuffer* response, Wait wait);
+  // `deadline`: the caller's, which a zone's calls to peers end in time for.
+  std::optional<grpc::Status> DoExceedsLimits(const grpc::ByteBuffer& request, grpc::ByteBuffer* response, Wait wait,
+                                              Deadline deadline);
   grpc::Status DoGetAssignedPartitions(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
   grpc::Status DoUpdateRates(const grpc::ByteBuffer& request, grpc::ByteBuffer* response);
 

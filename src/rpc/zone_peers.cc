@@ -36,11 +36,11 @@ std::shared_ptr<wire::Zone::Stub> ZonePeers::StubOf(const std::string& address) 
 }
 
 template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
-Result<Out> ZonePeers::Call(const std::string& address, const char* name, const WireRequest& request, Method method,
-                            DecodeFn decode) {
+Result<Out> ZonePeers::Call(const std::string& address, const char* name, const WireRequest& request, Deadline deadline,
+                            Method method, DecodeFn decode) {
   WireAnswer answer;
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.timeout);
+  context.set_deadline(std::min(std::chrono::system_clock::now() + options_.timeout, ToSystemDeadline(deadline)));
   const std::shared_ptr<wire::Zone::Stub> stub = StubOf(address);
   const grpc::Status s = ((*stub).*method)(&context, request, &answer);
   if (!s.ok()) return FromCall(address, name, s);
@@ -49,18 +49,20 @@ Result<Out> ZonePeers::Call(const std::string& address, const char* name, const 
   return out;
 }
 
-Result<zone::ExchangeAnswer> ZonePeers::Exchange(const std::string& address, const zone::ExchangeRequest& request) {
+Result<zone::ExchangeAnswer> ZonePeers::Exchange(const std::string& address, const zone::ExchangeRequest& request,
+                                                 Deadline deadline) {
   wire::ExchangeRequest req;
   Encode(request, &req);
   return Call<zone::ExchangeAnswer, wire::ExchangeRequest, wire::ExchangeAnswer>(
-      address, "Exchange", req, &wire::Zone::Stub::Exchange, [](const wire::ExchangeAnswer& a) { return Decode(a); });
+      address, "Exchange", req, deadline, &wire::Zone::Stub::Exchange, [](const wire::ExchangeAnswer& a) { return Decode(a); });
 }
 
-Result<std::vector<zone::BucketReport>> ZonePeers::Direct(const std::string& address, const DirectRequest& request) {
+Result<std::vector<zone::BucketReport>> ZonePeers::Direct(const std::string& address, const DirectRequest& request,
+                                                         Deadline deadline) {
   wire::DirectRequest req;
   Encode(request, &req);
   return Call<std::vector<zone::BucketReport>, wire::DirectRequest, wire::DirectAnswer>(
-      address, "Direct", req, &wire::Zone::Stub::Direct,
+      address, "Direct", req, deadline, &wire::Zone::Stub::Direct,
       [this](const wire::DirectAnswer& a) { return Decode(a, options_.num_partitions); });
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/deadline.h"
 #include "common/result.h"
 #include "limits/zone/exchange.h"
 #include "proto/zone.grpc.pb.h"
@@ -34,8 +35,10 @@ class ZonePeers final : public zone::ZoneTransport {
   explicit ZonePeers(ZonePeersOptions options);
 
   // `address`: host:port of the peer's gRPC listener.
-  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& request) override;
-  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const DirectRequest& request) override;
+  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& request,
+                                        Deadline deadline) override;
+  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const DirectRequest& request,
+                                                 Deadline deadline) override;
 
   // Closes the channels of addresses not in `keep` (peers that left the ring).
   void Retain(const std::vector<std::string>& keep);
@@ -43,10 +46,11 @@ class ZonePeers final : public zone::ZoneTransport {
  private:
   // Shared: a call in flight keeps its stub (and channel) while Retain drops the address.
   std::shared_ptr<wire::Zone::Stub> StubOf(const std::string& address);
-  // One call with the timeout, its answer decoded: kUnavailable / kInvalidArgument as above.
+  // One call within the timeout and `deadline`, its answer decoded: kUnavailable /
+  // kInvalidArgument as above.
   template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
-  Result<Out> Call(const std::string& address, const char* name, const WireRequest& request, Method method,
-                   DecodeFn decode);
+  Result<Out> Call(const std::string& address, const char* name, const WireRequest& request, Deadline deadline,
+                   Method method, DecodeFn decode);
 
   const ZonePeersOptions options_;
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "common/deadline.h"
 #include "rpc/ingest_limits_service.h"
 
 namespace limits::rpc {
@@ -42,11 +43,14 @@ grpc::Status ZoneService::Counted(int method, grpc::Status status) {
   return status;
 }
 
-grpc::Status ZoneService::Exchange(grpc::ServerContext* /*context*/, const wire::ExchangeRequest* request,
+grpc::Status ZoneService::Exchange(grpc::ServerContext* context, const wire::ExchangeRequest* request,
                                    wire::ExchangeAnswer* response) {
+  // The calls a home makes before it answers (recalls, report requests) end in time for it.
+  const Deadline deadline = Within(FromSystemDeadline(context->deadline()), zone::kCallsShare);
   return Counted(kExchange, Guarded([&] {
                    return Serve(Decode(*request, num_partitions_),
-                                [&](const zone::ExchangeRequest& r) { return handler_.Exchange(r); }, response);
+                                [&](const zone::ExchangeRequest& r) { return handler_.Exchange(r, deadline); },
+                                response);
                  }));
 }
 

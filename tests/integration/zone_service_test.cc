@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <sys/socket.h>
@@ -36,8 +37,13 @@ const std::vector<std::string> kMembers = {"a", "b"};
 // a lock, nothing more.
 class TestZone final : public zone::ZoneHandler {
  public:
-  Result<zone::ExchangeAnswer> Exchange(const zone::ExchangeRequest& request) override {
+  Result<zone::ExchangeAnswer> Exchange(const zone::ExchangeRequest& request, Deadline deadline) override {
     ++exchanges;
+    last_deadline = deadline;
+    {
+      std::unique_lock lock(hold_mu);
+      held.wait_for(lock, 10s, [&] { return !hold; });
+    }
     if (fail) return Status::Unavailable("the home is relearning");
     std::lock_guard lock(mu);
     zone::ExchangeAnswer answer = home.Answer(request, kMembers, ++now_ms);
@@ -62,6 +68,18 @@ class TestZone final : public zone::ZoneHandler {
   std::atomic<int> exchanges{0};
   std::atomic<bool> fail{false};
   std::atomic<bool> forge{false};
+  std::atomic<Deadline> last_deadline{kNoDeadline};  // the handler's, for its own calls
+  // While set, an exchange waits (up to 10 s) before it answers: a home busy with its calls.
+  std::mutex hold_mu;
+  std::condition_variable held;
+  bool hold = false;  // GUARDED_BY(hold_mu)
+  void Release() {
+    {
+      std::lock_guard lock(hold_mu);
+      hold = false;
+    }
+    held.notify_all();
+  }
 };
 
 zone::BucketReport Trigger(zone::MemberBucket& b) {
@@ -104,8 +122,8 @@ TEST_F(ZoneServiceTest, AMemberTurnsABucketHotAtItsHomeOverTheWire) {
   Start();
   ZonePeers peers = Peers();
   zone::MemberBucket a;
-  ASSERT_TRUE(peers.Exchange(address(), {"b", {}}).ok());  // the home has heard from every ring member
-  Result<zone::ExchangeAnswer> answer = peers.Exchange(address(), {"a", {Trigger(a)}});
+  ASSERT_TRUE(peers.Exchange(address(), {"b", {}}, kNoDeadline).ok());  // the home has heard from every ring member
+  Result<zone::ExchangeAnswer> answer = peers.Exchange(address(), {"a", {Trigger(a)}}, kNoDeadline);
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   ASSERT_EQ(answer->roster, std::vector<zone::BucketKey>{kKey});
   ASSERT_EQ(answer->directives.size(), 1u);
@@ -120,7 +138,7 @@ TEST_F(ZoneServiceTest, ARecallGoesOutAndItsAcknowledgementComesBack) {
   Start();
   ZonePeers peers = Peers();
   ASSERT_TRUE(zone_.bucket.Apply({6, 1, 77}));
-  Result<std::vector<zone::BucketReport>> reports = peers.Direct(address(), {"home-1", {{kKey, {-3, 2, 77}}}});
+  Result<std::vector<zone::BucketReport>> reports = peers.Direct(address(), {"home-1", {{kKey, {-3, 2, 77}}}}, kNoDeadline);
   ASSERT_TRUE(reports.ok()) << reports.status().ToString();
   ASSERT_EQ(reports->size(), 1u);
   EXPECT_EQ((*reports)[0].key, kKey);
@@ -148,7 +166,7 @@ TEST_F(ZoneServiceTest, ARequestAPeerGotWrongIsRefusedNamingTheFieldBeforeTheHan
 
   // Through the client, the same refusal is the caller's kInvalidArgument.
   ZonePeers peers = Peers();
-  Result<zone::ExchangeAnswer> r = peers.Exchange(address(), {"", {}});
+  Result<zone::ExchangeAnswer> r = peers.Exchange(address(), {"", {}}, kNoDeadline);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
   EXPECT_NE(r.status().message().find("member is required"), std::string::npos) << r.status().ToString();
@@ -158,14 +176,14 @@ TEST_F(ZoneServiceTest, TheHandlersErrorIsTheCallersAndAForgedAnswerIsRefused) {
   Start();
   ZonePeers peers = Peers();
   zone_.fail = true;
-  Result<zone::ExchangeAnswer> r = peers.Exchange(address(), {"a", {}});
+  Result<zone::ExchangeAnswer> r = peers.Exchange(address(), {"a", {}}, kNoDeadline);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_NE(r.status().message().find("the home is relearning"), std::string::npos);
 
   zone_.fail = false;
   zone_.forge = true;  // a grant of 2^41 places: no directive the member could apply safely
-  r = peers.Exchange(address(), {"a", {}});
+  r = peers.Exchange(address(), {"a", {}}, kNoDeadline);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
   EXPECT_NE(r.status().message().find("bad answer: directives[0].directive.delta"), std::string::npos)
@@ -175,10 +193,36 @@ TEST_F(ZoneServiceTest, TheHandlersErrorIsTheCallersAndAForgedAnswerIsRefused) {
 TEST_F(ZoneServiceTest, APeerThatIsNotThereIsUnavailableWithinTheTimeout) {
   ZonePeers peers({.num_partitions = kPartitions, .timeout = 500ms});
   const auto started = std::chrono::steady_clock::now();
-  Result<zone::ExchangeAnswer> r = peers.Exchange("127.0.0.1:" + std::to_string(ClosedPort()), {"a", {}});
+  Result<zone::ExchangeAnswer> r = peers.Exchange("127.0.0.1:" + std::to_string(ClosedPort()), {"a", {}}, kNoDeadline);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
+TEST_F(ZoneServiceTest, ACallEndsByItsCallersDeadlineAndTheHomesCallsEndBeforeIt) {
+  Start();
+  ZonePeers peers = Peers();  // a call timeout of 5 s
+  {
+    std::lock_guard lock(zone_.hold_mu);
+    zone_.hold = true;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  Result<zone::ExchangeAnswer> r = peers.Exchange(address(), {"a", {}}, started + 300ms);
+  const auto took = std::chrono::steady_clock::now() - started;
+  zone_.Release();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_LT(took, 4s) << "the caller's deadline, not the 5 s timeout";
+
+  // The handler's own calls (a home's recalls and report requests) get three quarters of
+  // what the caller has left; with no deadline of the caller's, the call timeout is one.
+  const auto sent = std::chrono::steady_clock::now();
+  const Result<zone::ExchangeAnswer> answered = peers.Exchange(address(), {"a", {}}, sent + 4s);
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  EXPECT_GT(zone_.last_deadline.load(), sent);
+  EXPECT_LE(zone_.last_deadline.load(), sent + 3100ms);  // gRPC rounds the timeout it sends up
+  ASSERT_TRUE(peers.Exchange(address(), {"a", {}}, kNoDeadline).ok());
+  EXPECT_LE(zone_.last_deadline.load(), std::chrono::steady_clock::now() + 4s);
 }
 
 class ZoneServiceTlsTest : public ZoneServiceTest {
@@ -190,7 +234,7 @@ class ZoneServiceTlsTest : public ZoneServiceTest {
   testing::CertPair client_ = ca_.Client("peer");
   testing::CertPair stranger_ = other_.Client("stranger");
 
-  bool Exchanges(tls::ClientTls t) { return Peers(std::move(t)).Exchange(address(), {"a", {}}).ok(); }
+  bool Exchanges(tls::ClientTls t) { return Peers(std::move(t)).Exchange(address(), {"a", {}}, kNoDeadline).ok(); }
 };
 
 TEST_F(ZoneServiceTlsTest, OverMutualTlsOnlyAPeerWithTheZonesCertificatesIsServed) {

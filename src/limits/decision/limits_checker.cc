@@ -136,7 +136,7 @@ Status LimitsChecker::Validate(std::string_view tenant) const {
 }
 
 Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams,
-                                    std::vector<Rejection>* rejected, Wait wait) {
+                                    std::vector<Rejection>* rejected, Wait wait, Deadline deadline) {
   rejected->clear();
   RETURN_IF_ERROR(Validate(tenant));
   // More than a slice is checked slice by slice, each committed before the next: never from
@@ -201,7 +201,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
   for (size_t begin = 0; begin < served.size(); begin += options_.slice_streams) {
     const std::span<const StreamUpdate> slice =
         all.subspan(begin, std::min(options_.slice_streams, served.size() - begin));
-    Status st = AdmitSlice(tenant, limits, *serving, slice, &result, wait);
+    Status st = AdmitSlice(tenant, limits, *serving, slice, &result, wait, deadline);
     if (!st.ok()) {
       if (draw) {
         // The slices before this one have settled their streams; this one and the rest took
@@ -253,15 +253,17 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
 }
 
 Status LimitsChecker::AdmitSlice(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
-                                 std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait) {
-  if (options_.zone != nullptr) return AdmitInZone(tenant, limits, serving, slice, result, wait);
+                                 std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait,
+                                 Deadline deadline) {
+  if (options_.zone != nullptr) return AdmitInZone(tenant, limits, serving, slice, result, wait, deadline);
   // The tenant's limits as this node's share of them, counted afresh for each slice.
   Admission admission(limits, serving.Count(), static_cast<uint32_t>(store_.num_partitions()));
   return store_.UpdateCond(tenant, slice, admission, serving, result, wait);
 }
 
 Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
-                                  std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait) {
+                                  std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait,
+                                  Deadline deadline) {
   zone::ZoneAgent& agent = *options_.zone;
   PolicyBuckets buckets;
   std::vector<std::pair<zone::BucketKey, uint64_t>> keys;
@@ -288,20 +290,22 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
   }
   if (again.empty()) return Status::OK();
   bool changed = false;
+  // The streams whose calls did not end in time stay refused: the caller still gets an answer.
+  const Deadline calls_until = agent.CallsDeadline(deadline);
   for (const auto& [b, streams] : refused) {
     const zone::BucketKey& key = keys[b].first;
     switch (states[b].mode) {
       case zone::ZoneBucket::Mode::kCold:
         zone_calls_["turn_hot"]->Increment();
-        changed |= agent.TurnHot(key, streams);
+        changed |= agent.TurnHot(key, streams, calls_until);
         break;
       case zone::ZoneBucket::Mode::kHot:
         zone_calls_["acquire"]->Increment();
-        changed |= agent.Acquire(key, streams);
+        changed |= agent.Acquire(key, streams, calls_until);
         break;
       case zone::ZoneBucket::Mode::kUnknown:
         zone_calls_["refresh"]->Increment();
-        changed |= agent.Refresh(key);
+        changed |= agent.Refresh(key, calls_until);
         break;
       case zone::ZoneBucket::Mode::kUnlimited: break;
     }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/deadline.h"
 #include "common/notice_limiter.h"
 #include "limits/decision/limits_provider.h"
 #include "limits/decision/rate_limiter.h"
@@ -63,9 +64,9 @@ class LimitsChecker {
   // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes); kUnavailable /
   // kInternal when the store fails. With Wait::kNever, kWouldBlock when a lock is busy (or
   // the request is larger than a slice, or limits are the zone's): nothing was changed or
-  // counted.
+  // counted. A zone's calls to peers for it end in time for `deadline`, the caller's.
   Status ExceedsLimits(std::string_view tenant, std::span<const StreamUpdate> streams, std::vector<Rejection>* rejected,
-                       Wait wait = Wait::kMay);
+                       Wait wait = Wait::kMay, Deadline deadline = kNoDeadline);
   Status UpdateRates(std::string_view tenant, std::span<const StreamUpdate> streams,
                      std::vector<UsageStore::StreamRate>* rates);
   // kInvalidArgument for a tenant Loki never sends (empty, over 255 bytes): checked by both
@@ -85,9 +86,9 @@ class LimitsChecker {
  private:
   // One slice's stream limits: against this node's pool share, or the zone's buckets.
   Status AdmitSlice(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
-                    std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait);
+                    std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait, Deadline deadline);
   Status AdmitInZone(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
-                     std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait);
+                     std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait, Deadline deadline);
 
   UsageStore& store_;
   PartitionManager& partitions_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/deadline.h"
 #include "common/result.h"
 #include "limits/zone/bucket_key.h"
 #include "limits/zone/home_ledger.h"
@@ -61,23 +62,30 @@ struct DirectRequest {
   std::vector<BucketKey> reports = {};
 };
 
+// Of the time a caller has left, what the calls made for it may take: the rest is for the
+// answer's way back.
+inline constexpr double kCallsShare = 0.75;
+
 // What a node answers: as a home, members' exchanges; as a member, homes' directives.
-// Thread-safe. The Zone service serves one (rpc/zone_service.h).
+// Thread-safe. The Zone service serves one (rpc/zone_service.h). An exchange may call other
+// members first: those calls end by `deadline` (the asker's, less the time to answer it).
 class ZoneHandler {
  public:
   virtual ~ZoneHandler() = default;
-  virtual Result<ExchangeAnswer> Exchange(const ExchangeRequest& request) = 0;
+  virtual Result<ExchangeAnswer> Exchange(const ExchangeRequest& request, Deadline deadline) = 0;
   virtual Result<std::vector<BucketReport>> Direct(const DirectRequest& request) = 0;
 };
 
 // How a node calls a peer at its address (rpc/zone_peers.h over gRPC). Thread-safe.
-// kUnavailable when the peer did not answer; kInvalidArgument for a refused request or an
-// answer that does not decode.
+// kUnavailable when the peer did not answer (within its call timeout, or by `deadline` when
+// that is sooner); kInvalidArgument for a refused request or an answer that does not decode.
 class ZoneTransport {
  public:
   virtual ~ZoneTransport() = default;
-  virtual Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request) = 0;
-  virtual Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request) = 0;
+  virtual Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request,
+                                          Deadline deadline) = 0;
+  virtual Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request,
+                                                   Deadline deadline) = 0;
 };
 
 }  // namespace limits::zone

@@ -96,7 +96,7 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
 }
 
 bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
-                             const std::set<BucketKey>& triggers, uint64_t need) {
+                             const std::set<BucketKey>& triggers, uint64_t need, Deadline deadline) {
   ExchangeRequest request{name_, {}};
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
@@ -110,7 +110,7 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   }
   const int64_t sent = clock_.NowMillis();
   Result<ExchangeAnswer> answer =
-      home.id == options_.self.id ? Exchange(request) : transport_.Exchange(home.address, request);
+      home.id == options_.self.id ? Exchange(request, deadline) : transport_.Exchange(home.address, request, deadline);
   if (!answer.ok()) return false;
   std::lock_guard lock(member_mu_);
   for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
@@ -119,8 +119,11 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   return true;
 }
 
-Result<std::vector<BucketReport>> ZoneAgent::DirectTo(const ZonePeer& peer, const DirectRequest& request) {
-  return peer.id == options_.self.id ? Direct(request) : transport_.Direct(peer.address, request);
+Result<std::vector<BucketReport>> ZoneAgent::DirectTo(const ZonePeer& peer, const DirectRequest& request,
+                                                      Deadline deadline) {
+  if (peer.id == options_.self.id) return Direct(request);
+  if (Expired(deadline)) return Status::Unavailable("zone: no time left to call " + peer.id);
+  return transport_.Direct(peer.address, request, deadline);
 }
 
 MemberBucket* ZoneAgent::HotBucket(const BucketKey& key) {
@@ -140,9 +143,15 @@ std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
   return *it;
 }
 
+Deadline ZoneAgent::CallsDeadline(Deadline caller) const {
+  return std::min(Within(caller, kCallsShare),
+                  std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.request_budget_ms));
+}
+
 bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                        uint64_t need) {
-  if (ExchangeWith(home, keys, triggers, need)) return true;
+                        uint64_t need, Deadline deadline) {
+  if (Expired(deadline)) return false;  // the request's time is up, not the home's fault
+  if (ExchangeWith(home, keys, triggers, need, deadline)) return true;
   std::lock_guard lock(member_mu_);
   silent_until_[home.id] = clock_.NowMillis() + options_.silent_hold_ms;
   return false;
@@ -169,7 +178,7 @@ void ZoneAgent::Round() {
     std::vector<BucketKey>& keys = by_home[p.id];
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    if (!ExchangeWith(p, keys, triggers)) {
+    if (!ExchangeWith(p, keys, triggers, 0, kNoDeadline)) {
       // Asked again next round: the home may have missed it.
       std::lock_guard lock(member_mu_);
       for (const BucketKey& key : keys) {
@@ -182,39 +191,39 @@ void ZoneAgent::Round() {
   home_.Tick(NamesOf(peers), clock_.NowMillis());
 }
 
-bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need) {
+bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need, Deadline deadline) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   MemberBucket* bucket = HotBucket(key);
   if (!home || bucket == nullptr) return false;  // not hot here: the next request sees its state
   for (int attempt = 0; attempt < 2; ++attempt) {
     // A failed call fails closed: what it holds is all it spends.
-    if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need))) return false;
+    if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need), deadline)) return false;
     if (bucket->unused() >= need) return true;
   }
   return bucket->unused() > 0;
 }
 
-bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need) {
+bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need, Deadline deadline) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
   // The first exchange makes the ledger, which has the other members report at once; the
   // second finds every partition counted and brings this member's first directive.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!CallFor(*home, {key}, {key}, need)) return false;
+    if (!CallFor(*home, {key}, {key}, need, deadline)) return false;
     MemberBucket* bucket = HotBucket(key);
     if (bucket == nullptr) continue;
     // Hot with nothing: what is free went to others first; ask for it (they give back).
-    return bucket->unused() >= need || Acquire(key, need);
+    return bucket->unused() >= need || Acquire(key, need, deadline);
   }
   return false;
 }
 
-bool ZoneAgent::Refresh(const BucketKey& key) {
+bool ZoneAgent::Refresh(const BucketKey& key, Deadline deadline) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
-  return home && CallFor(*home, {}, {}, 0);
+  return home && CallFor(*home, {}, {}, 0, deadline);
 }
 
-Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
+Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadline deadline) {
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;
   std::vector<BucketKey> starved;
@@ -226,12 +235,12 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
   }
   // Out of headroom while the others' holdings are not known: their reports first, so that
   // this answer grants what they freed, or recalls what they hold unused.
-  if (!starved.empty()) AskForReports(starved, request.member, peers);
+  if (!starved.empty()) AskForReports(starved, request.member, peers, deadline);
   {
     std::lock_guard lock(home_mu_);
     answer = home_.Answer(request, NamesOf(peers), clock_.NowMillis());
   }
-  if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers);
+  if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers, deadline);
   answer.recalls.clear();  // sent: the asker asks again
   // A bucket this member asks to turn hot whose partitions are not all counted: the other
   // members report it now, so that its next exchange finds it counted.
@@ -244,12 +253,12 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request) {
     return std::none_of(request.reports.begin(), request.reports.end(),
                         [&](const BucketReport& r) { return r.trigger && r.key == key; });
   });
-  if (!uncounted.empty()) AskForReports(uncounted, request.member, peers);
+  if (!uncounted.empty()) AskForReports(uncounted, request.member, peers, deadline);
   return answer;
 }
 
 void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::string& asker,
-                              const std::vector<ZonePeer>& peers) {
+                              const std::vector<ZonePeer>& peers, Deadline deadline) {
   for (const ZonePeer& peer : peers) {
     if (peer.id == IdOfName(asker)) continue;
     std::string name;
@@ -259,14 +268,15 @@ void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::str
       if (it == names_.end()) continue;  // not heard from: it reports at its first exchange
       name = it->second;
     }
-    Result<std::vector<BucketReport>> reports = DirectTo(peer, DirectRequest{options_.self.id, {}, keys});
+    Result<std::vector<BucketReport>> reports = DirectTo(peer, DirectRequest{options_.self.id, {}, keys}, deadline);
     if (!reports.ok()) continue;  // it reports at its next exchange
     std::lock_guard lock(home_mu_);
     home_.Acknowledge(name, *reports);
   }
 }
 
-void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers) {
+void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers,
+                            Deadline deadline) {
   std::map<std::string, DirectRequest> by_member;
   for (const Recall& r : recalls) {
     DirectRequest& d = by_member[r.member];
@@ -277,7 +287,7 @@ void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vecto
     const std::string_view id = IdOfName(member);
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
     if (peer == peers.end()) continue;  // left the ring: its headroom is freed once it is forgotten
-    Result<std::vector<BucketReport>> reports = DirectTo(*peer, request);
+    Result<std::vector<BucketReport>> reports = DirectTo(*peer, request, deadline);
     if (!reports.ok()) continue;  // the return stays held until a report acknowledges it
     std::lock_guard lock(home_mu_);
     home_.Acknowledge(member, *reports);

@@ -67,6 +67,9 @@ class ZoneAgent final : public ZoneHandler {
     // (a paused or partitioned home costs one call timeout per interval, not one per request).
     // The node passes its exchange interval.
     int64_t silent_hold_ms = 1'000;
+    // A request's calls to peers end within this in all, and by its caller's deadline leaving
+    // it a quarter of its time to answer (CallsDeadline). The node passes its call timeout.
+    int64_t request_budget_ms = 2'000;
   };
 
   // `env`, `transport` and `clock` must outlive the agent.
@@ -80,24 +83,27 @@ class ZoneAgent final : public ZoneHandler {
   // next round, which `wake` (when set) is asked to bring forward.
   void AskToTurnHot(const std::vector<BucketKey>& keys);
   void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // When a request whose caller waits until `caller` must have ended its calls to peers: the
+  // calls below start only before it and end by it (a call left unfinished fails closed).
+  Deadline CallsDeadline(Deadline caller) const;
   // A hot bucket that ran out while `need` streams wait: one exchange with its home asking for
   // them (urgent), and a second when the home had to recall places from others first. True
   // when it holds headroom.
-  bool Acquire(const BucketKey& key, uint64_t need);
+  bool Acquire(const BucketKey& key, uint64_t need, Deadline deadline);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
   // home has the other members report it at once), and exchanges once more for this member's
   // first directive (and Acquires when that brought nothing). True when the bucket is hot here
   // with headroom.
-  bool TurnHot(const BucketKey& key, uint64_t need = 1);
+  bool TurnHot(const BucketKey& key, uint64_t need, Deadline deadline);
   // A bucket unknown here (no lease from its home yet): one exchange with the home for the
   // lease. True when the bucket is no longer unknown.
-  bool Refresh(const BucketKey& key);
+  bool Refresh(const BucketKey& key, Deadline deadline);
 
   // One round: an exchange with every home, then the home's housekeeping.
   void Round();
 
   // --- the Zone service's calls ---
-  Result<ExchangeAnswer> Exchange(const ExchangeRequest& request) override;
+  Result<ExchangeAnswer> Exchange(const ExchangeRequest& request, Deadline deadline) override;
   Result<std::vector<BucketReport>> Direct(const DirectRequest& request) override;
 
   // One bucket as this node sees it, for the usage document and the rejection log: its home,
@@ -126,20 +132,22 @@ class ZoneAgent final : public ZoneHandler {
   // One exchange with `home` about `keys`; applies the answer. `need`: streams wait for that
   // many places (urgent for what the bucket does not hold). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                    uint64_t need = 0);
+                    uint64_t need, Deadline deadline);
   // Direct to `peer`: in process when it is this node.
-  Result<std::vector<BucketReport>> DirectTo(const ZonePeer& peer, const DirectRequest& request);
+  Result<std::vector<BucketReport>> DirectTo(const ZonePeer& peer, const DirectRequest& request, Deadline deadline);
   // The bucket's headroom here; null while it is not hot here.
   MemberBucket* HotBucket(const BucketKey& key);
   // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.
   std::optional<ZonePeer> HomePeerOf(const BucketKey& key);
-  // ExchangeWith for a request's call: notes a failure for HomePeerOf.
+  // ExchangeWith for a request's call, unless its deadline has passed: notes a failure for
+  // HomePeerOf.
   bool CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-               uint64_t need);
+               uint64_t need, Deadline deadline);
   // As a home: sends the recalls (Direct) and applies their acknowledgements.
-  void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers);
+  void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers, Deadline deadline);
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
-  void AskForReports(const std::vector<BucketKey>& keys, const std::string& asker, const std::vector<ZonePeer>& peers);
+  void AskForReports(const std::vector<BucketKey>& keys, const std::string& asker, const std::vector<ZonePeer>& peers,
+                     Deadline deadline);
   static std::vector<std::string> IdsOf(const std::vector<ZonePeer>& peers);
   // The ring's members as this home knows them: each one's name, or its placeholder.
   std::vector<std::string> NamesOf(const std::vector<ZonePeer>& peers) const;  // REQUIRES(home_mu_)

@@ -29,12 +29,17 @@ class NullSink final : public StreamSink {
 
 class Loopback final : public zone::ZoneTransport {
  public:
-  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& r) override {
-    return agents.at(address)->Exchange(r);
+  Result<zone::ExchangeAnswer> Exchange(const std::string& address, const zone::ExchangeRequest& r,
+                                        Deadline deadline) override {
+    ++calls;
+    return agents.at(address)->Exchange(r, deadline);
   }
-  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const zone::DirectRequest& r) override {
+  Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const zone::DirectRequest& r,
+                                                 Deadline /*deadline*/) override {
+    ++calls;
     return agents.at(address)->Direct(r);
   }
+  std::atomic<int> calls = 0;
   std::map<std::string, zone::ZoneAgent*> agents;
   std::vector<zone::ZonePeer> peers;  // the ring
 };
@@ -136,6 +141,67 @@ TEST(LimitsCheckerZoneTest, TwoNodesShareATenantsLimitExactlyWhereStaticSharesRe
   EXPECT_GT(zone.refused_hot, 0);
   EXPECT_GT(zone.acquires, 0);
   EXPECT_EQ(shares.refused_hot, -1);  // no zone: no zone metrics
+}
+
+// A request whose caller's deadline has passed makes no call to a peer: what the zone's state
+// here refuses stays refused (an answer, not an error, which Loki would take as accepted).
+// The same streams with time left get their calls, and places.
+TEST(LimitsCheckerZoneTest, ARequestWithNoTimeLeftCallsNoPeerAndItsRefusalsStand) {
+  testing::FakeClock clock;
+  TenantLimits defaults;
+  defaults.max_global_streams_per_user = kLimit;
+  LimitsProvider limits(defaults, {});
+  Loopback transport;
+  transport.peers = {{"a", "a:9095"}, {"b", "b:9095"}};
+  Node a("a", 0, 31, limits, clock, transport, true);
+  Node b("b", 32, 63, limits, clock, transport, true);
+  a.agent.Round();
+  b.agent.Round();
+  const Deadline past = std::chrono::steady_clock::now() - 1s;
+  std::vector<StreamUpdate> streams;
+  for (uint64_t n = 0; n < kLimit; ++n) streams.push_back({.stream_hash = n * kPartitions + n % 32, .bytes = 10});
+  uint64_t accepted = 0, refused = 0;
+  for (const StreamUpdate& s : streams) {
+    const int calls = transport.calls.load();
+    std::vector<Rejection> rejected;
+    ASSERT_TRUE(a.checker.ExceedsLimits("t", {&s, 1}, &rejected, Wait::kMay, past).ok());
+    EXPECT_EQ(transport.calls.load(), calls) << "no call for a request whose time is up";
+    if (rejected.empty()) {
+      ++accepted;
+    } else {
+      ++refused;
+      EXPECT_EQ(rejected[0].reason, kReasonMaxStreams);
+    }
+  }
+  ASSERT_GT(refused, 0u) << "node a's cold floors (its share) fill before the limit";
+  EXPECT_LT(accepted, kLimit);
+
+  uint64_t more = 0;
+  const int calls = transport.calls.load();
+  for (const StreamUpdate& s : streams) {
+    std::vector<Rejection> rejected;
+    ASSERT_TRUE(a.checker.ExceedsLimits("t", {&s, 1}, &rejected, Wait::kMay, std::chrono::steady_clock::now() + 30s)
+                    .ok());
+    if (rejected.empty()) ++more;
+  }
+  EXPECT_GT(transport.calls.load(), calls);
+  EXPECT_GT(more, accepted);  // the ones seen before, and more that the zone grants now
+  // Not all of the limit yet (82 of 100): the turn to hot closed the bucket's cold rooms, and
+  // the home counts b's floors until b reports having applied one of its directives (b's
+  // first round brings one, its second reports it).
+  for (int round = 0; round < 2; ++round) {
+    clock.Advance(1s);
+    b.agent.Round();
+    a.agent.Round();
+  }
+  uint64_t all = 0;
+  for (const StreamUpdate& s : streams) {
+    std::vector<Rejection> rejected;
+    ASSERT_TRUE(a.checker.ExceedsLimits("t", {&s, 1}, &rejected, Wait::kMay, std::chrono::steady_clock::now() + 30s)
+                    .ok());
+    if (rejected.empty()) ++all;
+  }
+  EXPECT_EQ(all, kLimit);
 }
 
 // Bursts, as Loki's frontend sends a push: four nodes (16 partitions each), pushes of 200 new

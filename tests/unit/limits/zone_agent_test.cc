@@ -57,6 +57,8 @@ class Zone {
   }
   testing::FakeClock& clock() { return clock_; }
   int exchanges() const { return transport_.exchanges; }
+  // The deadline of every call made through the transport, in order.
+  const std::vector<Deadline>& deadlines() const { return transport_.deadlines; }
   // Calls a request waited for while the zone was below 90 % of its limit.
   int early_synchronous() const { return early_synchronous_; }
 
@@ -79,7 +81,7 @@ class Zone {
         if (counts_[p] >= st.floors.Of(p)) {
           // No room on the floor: the turn to hot now, and the stream tried again.
           Synchronous();
-          return a.TurnHot(kKey) && Push(p);
+          return a.TurnHot(kKey, 1, kNoDeadline) && Push(p);
         }
         if (++counts_[p] >= st.floors.Trigger(p)) a.AskToTurnHot({kKey});
         return true;
@@ -89,7 +91,7 @@ class Zone {
           return true;
         }
         Synchronous();
-        if (a.Acquire(kKey, 1) && st.member->TrySpend()) {
+        if (a.Acquire(kKey, 1, kNoDeadline) && st.member->TrySpend()) {
           ++counts_[p];
           return true;
         }
@@ -122,17 +124,22 @@ class Zone {
   class Transport final : public ZoneTransport {
    public:
     explicit Transport(Zone& zone) : zone_(zone) {}
-    Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request) override {
+    Result<ExchangeAnswer> Exchange(const std::string& address, const ExchangeRequest& request,
+                                    Deadline deadline) override {
       ++exchanges;
-      if (ZoneAgent* a = At(address)) return a->Exchange(request);
+      deadlines.push_back(deadline);
+      if (ZoneAgent* a = At(address)) return a->Exchange(request, deadline);
       return Status::Unavailable(address + " does not answer");
     }
-    Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request) override {
+    Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request,
+                                             Deadline deadline) override {
+      deadlines.push_back(deadline);
       if (ZoneAgent* a = At(address)) return a->Direct(request);
       return Status::Unavailable(address + " does not answer");
     }
     std::map<std::string, bool> down;
     int exchanges = 0;
+    std::vector<Deadline> deadlines;  // of every call, in order
 
    private:
     ZoneAgent* At(const std::string& address) {
@@ -261,6 +268,61 @@ TEST(ZoneAgentTest, RestartedMembersLetNothingPastTheLimitAndTheZoneStillFills) 
     if (push == 150 || push == 300 || push == 450) zone.Restart(push / 150 - 1);
   }
   EXPECT_EQ(zone.total(), kLimit);
+}
+
+// A request's calls carry its deadline to the home, and the home's calls for it (report
+// requests to the other members) the same; a request whose time is up makes no call, and its
+// home stays one that requests call (the time was the request's, not a home's failure).
+TEST(ZoneAgentTest, ARequestsDeadlineGoesWithItsCallsAndOneThatPassedMakesNone) {
+  Zone zone(3, 64);
+  zone.Round();
+  const std::vector<std::string> ids = {"a", "b", "c"};
+  const std::string home(HomeOf(kKey, ids));
+  const int member = home == "a" ? 1 : 0;
+  const Deadline past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  const int before = zone.exchanges();
+  const size_t calls = zone.deadlines().size();
+  EXPECT_FALSE(zone.agent(member).TurnHot(kKey, 1, past));
+  EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, past));
+  EXPECT_FALSE(zone.agent(member).Refresh(kKey, past));
+  EXPECT_EQ(zone.exchanges(), before);
+  EXPECT_EQ(zone.deadlines().size(), calls);
+
+  const Deadline soon = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  EXPECT_TRUE(zone.agent(member).TurnHot(kKey, 1, soon));
+  ASSERT_GT(zone.deadlines().size(), calls + 2) << "an exchange, the home's report requests, and more";
+  for (size_t i = calls; i < zone.deadlines().size(); ++i) EXPECT_EQ(zone.deadlines()[i], soon) << "call " << i;
+  // A round's calls have none of a request's: each ends within the transport's call timeout.
+  const size_t turned = zone.deadlines().size();
+  zone.Round();
+  ASSERT_GT(zone.deadlines().size(), turned);
+  for (size_t i = turned; i < zone.deadlines().size(); ++i) EXPECT_EQ(zone.deadlines()[i], kNoDeadline);
+}
+
+TEST(ZoneAgentTest, TheCallsOfARequestEndWithinTheBudgetAndLeaveAQuarterOfTheCallersTime) {
+  testing::FakeClock clock;
+  class NoZone final : public ZoneEnvironment, public ZoneTransport {
+   public:
+    std::vector<ZonePeer> Members() override { return {}; }
+    uint64_t LimitOf(const BucketKey&) override { return 0; }
+    std::vector<PartitionCount> CountsOf(const BucketKey&) override { return {}; }
+    Result<ExchangeAnswer> Exchange(const std::string&, const ExchangeRequest&, Deadline) override {
+      return Status::Unavailable("none");
+    }
+    Result<std::vector<BucketReport>> Direct(const std::string&, const DirectRequest&, Deadline) override {
+      return Status::Unavailable("none");
+    }
+  } none;
+  ZoneAgent agent({.self = {"a", "a:9095"}, .request_budget_ms = 2'000}, none, none, clock);
+  const auto now = std::chrono::steady_clock::now();
+  const Deadline unbounded = agent.CallsDeadline(kNoDeadline);
+  EXPECT_GT(unbounded, now + std::chrono::milliseconds(1'900));
+  EXPECT_LE(unbounded, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  const Deadline near = agent.CallsDeadline(now + std::chrono::seconds(1));
+  EXPECT_LE(near, now + std::chrono::milliseconds(760));
+  EXPECT_GT(near, now + std::chrono::milliseconds(500));
+  const Deadline passed = agent.CallsDeadline(now - std::chrono::seconds(1));
+  EXPECT_TRUE(Expired(passed));
 }
 
 TEST(ZoneAgentTest, ADirectiveFromAPeerThatIsNotTheBucketsHomeIsIgnored) {
