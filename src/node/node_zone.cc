@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/log.h"
-#include "ring/ring_members.h"
 
 namespace limits {
 
@@ -17,7 +16,8 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
       members_gauge_(prometheus::BuildGauge()
                          .Name("limitsd_zone_members")
                          .Help("Nodes of this node's zone it shares stream limits with, itself included, as the ring "
-                               "last listed them (ACTIVE, fresh heartbeat).")
+                               "last listed them (ACTIVE, fresh heartbeat; after the ring could not be read, stale ones for a "
+                               "heartbeat_timeout).")
                          .Register(registry)
                          .Add({})),
       ring_errors_(prometheus::BuildCounter()
@@ -60,14 +60,16 @@ void NodeZone::ReadRing() {
   Result<std::optional<::ring::Desc>> desc = kv_->Get(ring_key_);
   if (!desc.ok()) {
     ring_errors_.Increment();
+    view_->ReadFailed();
     log::Warn("zone", "cannot read the ring's members; keeping the last ones").Kv("error", desc.status().ToString());
     return;
   }
+  if (view_->failing()) {
+    log::Info("zone", "the ring can be read again; members with stale heartbeats stay for heartbeat_timeout");
+  }
   std::vector<zone::ZonePeer> members;
-  if (*desc) {
-    for (ring::RingMember& m : ring::ZoneMembers(**desc, zone_, clock_.NowMillis() / 1000, heartbeat_timeout_)) {
-      members.push_back({std::move(m.id), std::move(m.addr)});
-    }
+  for (const ring::RingMember& m : view_->Read(desc->value_or(::ring::Desc{}), clock_.NowMillis())) {
+    members.push_back({m.id, m.addr});
   }
   std::vector<std::string> addresses;
   for (const zone::ZonePeer& p : members) addresses.push_back(p.address);
@@ -83,12 +85,10 @@ void NodeZone::ReadRing() {
 void NodeZone::Start(ring::KvClient& kv, std::string ring_key, std::chrono::milliseconds heartbeat_timeout) {
   kv_ = &kv;
   ring_key_ = std::move(ring_key);
-  heartbeat_timeout_ = heartbeat_timeout;
+  view_.emplace(zone_, heartbeat_timeout);
   ReadRing();
-  rounds_.Start(config_.exchange_interval, [this] {
-    ReadRing();
-    agent_->Round();
-  });
+  ring_reads_.Start(config_.exchange_interval, [this] { ReadRing(); });
+  rounds_.Start(config_.exchange_interval, [this] { agent_->Round(); });
 }
 
 }  // namespace limits

@@ -1,9 +1,11 @@
 // NodeZone: a node's part in its zone's shared stream limits, put together (config [zone]):
 // the ZoneAgent (limits/zone/zone_agent.h) over this node's store and limits, the Zone service
-// it answers on the gRPC port, the peer client with the zone's TLS, and the thread that reads
-// the ring's members and runs a round of exchanges every exchange_interval (sooner when a
-// request asks a bucket to turn hot). Members are the ACTIVE, fresh instances of this node's
-// zone in the ring (ring/ring_members.h); a ring that cannot be read keeps the last members.
+// it answers on the gRPC port, the peer client with the zone's TLS, a thread that runs a round
+// of exchanges every exchange_interval (sooner when a request asks a bucket to turn hot), and
+// one that reads the ring's members as often — apart, so that a ring store that hangs (a read
+// waits out etcd's request timeout) does not hold back the exchanges that keep leases. Members are the ACTIVE, fresh instances of this node's
+// zone in the ring; a ring that cannot be read keeps the last members, and once it can again,
+// those whose heartbeats went stale with it for a heartbeat_timeout (ring/ring_members.h).
 // Thread-safe; Stop() before destroying what it references.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "limits/decision/zone_environment.h"
 #include "limits/zone/zone_agent.h"
 #include "ring/kv_client.h"
+#include "ring/ring_members.h"
 #include "rpc/zone_peers.h"
 #include "rpc/zone_service.h"
 
@@ -41,7 +45,10 @@ class NodeZone {
 
   // Starts the rounds, reading the members from `kv`'s `ring_key`.
   void Start(ring::KvClient& kv, std::string ring_key, std::chrono::milliseconds heartbeat_timeout);
-  void Stop() { rounds_.Stop(); }
+  void Stop() {
+    rounds_.Stop();
+    ring_reads_.Stop();
+  }
 
  private:
   std::vector<zone::ZonePeer> Members();
@@ -53,7 +60,7 @@ class NodeZone {
   const Clock& clock_;
   ring::KvClient* kv_ = nullptr;
   std::string ring_key_;
-  std::chrono::milliseconds heartbeat_timeout_{0};
+  std::optional<ring::ZoneMemberView> view_;  // ring_reads_' thread's
 
   std::mutex mu_;
   std::vector<zone::ZonePeer> members_;  // GUARDED_BY(mu_): the ring's, as last read
@@ -64,7 +71,8 @@ class NodeZone {
   std::unique_ptr<StoreZoneEnvironment> env_;
   std::unique_ptr<zone::ZoneAgent> agent_;
   std::unique_ptr<rpc::ZoneService> service_;
-  Periodic rounds_;  // last: stops before the rest goes
+  Periodic ring_reads_;  // last two: they stop before the rest goes
+  Periodic rounds_;
 };
 
 }  // namespace limits

@@ -3,18 +3,50 @@
 #include <algorithm>
 
 namespace limits::ring {
+namespace {
+
+bool IsZoneMember(const ::ring::InstanceDesc& instance, const std::string& zone) {
+  return instance.state() == ::ring::ACTIVE && instance.zone() == zone && !instance.addr().empty();
+}
+
+void SortById(std::vector<RingMember>& members) {
+  std::sort(members.begin(), members.end(), [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
+}
+
+}  // namespace
 
 std::vector<RingMember> ZoneMembers(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
                                     std::chrono::milliseconds heartbeat_timeout) {
   const int64_t oldest = now_s - std::chrono::duration_cast<std::chrono::seconds>(heartbeat_timeout).count();
   std::vector<RingMember> out;
   for (const auto& [id, instance] : desc.ingesters()) {
-    if (instance.state() != ::ring::ACTIVE || instance.zone() != zone || instance.addr().empty()) continue;
-    if (instance.timestamp() < oldest) continue;
+    if (!IsZoneMember(instance, zone) || instance.timestamp() < oldest) continue;
     out.push_back({id, instance.addr()});
   }
-  std::sort(out.begin(), out.end(), [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
+  SortById(out);
   return out;
+}
+
+const std::vector<RingMember>& ZoneMemberView::Read(const ::ring::Desc& desc, int64_t now_ms) {
+  if (failing_) {
+    failing_ = false;
+    keep_stale_until_ms_ = now_ms + heartbeat_timeout_.count();
+  }
+  std::vector<RingMember> members = ZoneMembers(desc, zone_, now_ms / 1000, heartbeat_timeout_);
+  if (now_ms < keep_stale_until_ms_) {
+    for (const RingMember& last : members_) {
+      const bool fresh = std::any_of(members.begin(), members.end(),
+                                     [&](const RingMember& m) { return m.id == last.id; });
+      if (fresh) continue;
+      auto it = desc.ingesters().find(last.id);
+      if (it != desc.ingesters().end() && IsZoneMember(it->second, zone_)) {
+        members.push_back({last.id, it->second.addr()});
+      }
+    }
+    SortById(members);
+  }
+  members_ = std::move(members);
+  return members_;
 }
 
 }  // namespace limits::ring

@@ -1,7 +1,7 @@
 // The members of a ring that the nodes of one zone exchange with (the zone's shared limits,
 // limits/zone/zone_agent.h): ACTIVE instances of that zone whose heartbeat is fresh, by their
 // map key (dskit's instance id), with the gRPC address they advertise. A LEAVING, JOINING or
-// silent instance is no bucket's home. Pure.
+// silent instance is no bucket's home.
 #pragma once
 
 #include <chrono>
@@ -18,8 +18,36 @@ struct RingMember {
   std::string addr;
 };
 
-// Sorted by id. `now_s`: unix seconds, as the heartbeat timestamps are.
+// Sorted by id. `now_s`: unix seconds, as the heartbeat timestamps are. Pure.
 std::vector<RingMember> ZoneMembers(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
                                     std::chrono::milliseconds heartbeat_timeout);
+
+// A zone's members as one node takes them from successive reads of the ring. A read that
+// fails keeps the last members. After reads fail, a member whose heartbeat went stale is kept
+// (while the ring still lists it ACTIVE) until reads have succeeded for a heartbeat_timeout:
+// every heartbeat went stale with the store, and the members write theirs again at their own
+// pace — dropping the late ones would give this node a smaller zone than the others see, and
+// two nodes would home the same buckets. Not thread-safe.
+class ZoneMemberView {
+ public:
+  ZoneMemberView(std::string zone, std::chrono::milliseconds heartbeat_timeout)
+      : zone_(std::move(zone)), heartbeat_timeout_(heartbeat_timeout) {}
+
+  // A read of the ring at `now_ms` (unix milliseconds). Returns the members it leaves.
+  const std::vector<RingMember>& Read(const ::ring::Desc& desc, int64_t now_ms);
+  // A read that failed.
+  void ReadFailed() { failing_ = true; }
+
+  const std::vector<RingMember>& members() const { return members_; }
+  // Whether the last read failed.
+  bool failing() const { return failing_; }
+
+ private:
+  const std::string zone_;
+  const std::chrono::milliseconds heartbeat_timeout_;
+  std::vector<RingMember> members_;
+  bool failing_ = false;
+  int64_t keep_stale_until_ms_ = 0;
+};
 
 }  // namespace limits::ring

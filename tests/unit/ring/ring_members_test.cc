@@ -35,5 +35,56 @@ TEST(RingMembersTest, OnlyActiveFreshMembersOfTheZoneWithAnAddress) {
   EXPECT_TRUE(ZoneMembers(d, "z3", 1000, 1min).empty());
 }
 
+std::vector<std::string> Ids(const std::vector<RingMember>& members) {
+  std::vector<std::string> out;
+  for (const RingMember& m : members) out.push_back(m.id);
+  return out;
+}
+
+using Ids_ = std::vector<std::string>;
+
+// The ring store was down for 10 s (heartbeat_timeout 3 s): when reads succeed again, a has
+// written its heartbeat and b not yet. b stays a member for 3 s of good reads, then goes if it
+// is still silent; an instance the ring no longer lists or lists LEAVING goes at once.
+TEST(ZoneMemberViewTest, MembersStaleAfterTheRingCouldNotBeReadStayForAHeartbeatTimeout) {
+  ZoneMemberView view("z1", 3s);
+  ::ring::Desc d;
+  Add(d, "a", ::ring::ACTIVE, "z1", 100);
+  Add(d, "b", ::ring::ACTIVE, "z1", 100, "10.0.0.2:9095");
+  Add(d, "c", ::ring::ACTIVE, "z1", 100);
+  EXPECT_EQ(Ids(view.Read(d, 100'000)), (Ids_{"a", "b", "c"}));
+  view.ReadFailed();
+  view.ReadFailed();
+  EXPECT_EQ(Ids(view.members()), (Ids_{"a", "b", "c"}));  // a failed read keeps them
+
+  ::ring::Desc after = d;
+  (*after.mutable_ingesters())["a"].set_timestamp(110);
+  (*after.mutable_ingesters())["b"].set_addr("10.0.0.22:9095");  // restarted elsewhere meanwhile
+  (*after.mutable_ingesters())["c"].set_state(::ring::LEAVING);
+  const std::vector<RingMember>& m = view.Read(after, 110'000);
+  EXPECT_EQ(Ids(m), (Ids_{"a", "b"}));
+  EXPECT_EQ(m[1].addr, "10.0.0.22:9095");
+  EXPECT_EQ(Ids(view.Read(after, 112'999)), (Ids_{"a", "b"}));
+  (*after.mutable_ingesters())["a"].set_timestamp(113);
+  EXPECT_EQ(Ids(view.Read(after, 113'000)), (Ids_{"a"}));  // b silent for the whole grace
+
+  // Without an outage a stale member goes at once; one that comes back is a member again.
+  EXPECT_EQ(Ids(view.Read(after, 113'500)), (Ids_{"a"}));
+  (*after.mutable_ingesters())["b"].set_timestamp(113);
+  EXPECT_EQ(Ids(view.Read(after, 113'600)), (Ids_{"a", "b"}));
+  (*after.mutable_ingesters())["a"].set_timestamp(117);
+  EXPECT_EQ(Ids(view.Read(after, 117'000)), (Ids_{"a"}));
+}
+
+// A member that was never read is not kept: the grace is for the members this node saw.
+TEST(ZoneMemberViewTest, AStaleInstanceNeverSeenFreshIsNoMemberAfterAnOutage) {
+  ZoneMemberView view("z1", 3s);
+  ::ring::Desc d;
+  Add(d, "a", ::ring::ACTIVE, "z1", 100);
+  view.ReadFailed();
+  Add(d, "old", ::ring::ACTIVE, "z1", 90);
+  EXPECT_EQ(Ids(view.Read(d, 100'000)), (Ids_{"a"}));
+}
+
 }  // namespace
 }  // namespace limits::ring
