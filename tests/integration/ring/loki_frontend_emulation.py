@@ -20,7 +20,10 @@ routing to it; a SIGTERMed node leaves the ring at once.
 
 With --zone, the nodes of each zone share their tenants' limits ([zone] enabled, issue 27):
 the zone admits exactly L (not L + n - 1), and a tenant whose streams hash mostly to one
-node's partitions is first rejected at 90 % of L or later (static shares: near 75 %).
+node's partitions is first rejected at 90 % of L or later (static shares: near 75 %). Zone-a
+admits at most L while streams keep coming through faults: its bucket's home paused (a
+rebalance moves its partitions and back), killed and restarted, and etcd paused past the
+heartbeat timeout.
 
 Usage: loki_frontend_emulation.py --limitsd PATH --mock-broker PATH --proto-python DIR [--zone]
 Exit 0 when every check holds, 1 otherwise. Prints what it measured.
@@ -48,6 +51,7 @@ HEARTBEAT_TIMEOUT_S = 3.0
 TENANT = "tenant-at-limit"
 SKEWED = "tenant-skewed"
 FAULTS = "tenant-faults"
+RING_DOWN = "tenant-ring-down"
 LIMIT = 100
 TIMEOUT_MULTIPLIER = float(os.environ.get("LIMITSD_TEST_TIMEOUT_MULTIPLIER", "1") or 1)
 
@@ -153,6 +157,7 @@ class Node:
             "limits.tenants.%s.max_global_streams_per_user" % TENANT: str(LIMIT),
             "limits.tenants.%s.max_global_streams_per_user" % SKEWED: str(LIMIT),
             "limits.tenants.%s.max_global_streams_per_user" % FAULTS: str(LIMIT),
+            "limits.tenants.%s.max_global_streams_per_user" % RING_DOWN: str(LIMIT),
             "ring.store": "etcd",
             "ring.etcd_endpoints": etcd_endpoint,
             "ring.etcd_dial_timeout": "2s",
@@ -239,10 +244,18 @@ class EtcdRing:
     def __init__(self, endpoint):
         self.channel = grpc.insecure_channel(endpoint)
         self.range = unary(self.channel, "/etcdserverpb.KV/Range", etcd_kv_pb2.RangeResponse)
+        self.last = None
 
     def read(self):
-        resp = self.range(etcd_kv_pb2.RangeRequest(key=RING_KEY.encode()), timeout=5)
-        return decode_ring(resp.kvs[0].value) if resp.kvs else ring_pb2.Desc()
+        """The ring, or the last one read while etcd does not answer (as dskit's ring client keeps it)."""
+        try:
+            resp = self.range(etcd_kv_pb2.RangeRequest(key=RING_KEY.encode()), timeout=1)
+        except grpc.RpcError:
+            if self.last is None:
+                raise
+            return self.last
+        self.last = decode_ring(resp.kvs[0].value) if resp.kvs else ring_pb2.Desc()
+        return self.last
 
 
 class Pool:
@@ -473,14 +486,14 @@ def run(args, workdir):
             #     had accepted and not yet produced (avoided here by pausing once zone-b holds it).
             taken_faults = {"zone-a": set(), "zone-b": set()}
 
-            def push(count, batch=10):
+            def push(count, batch=10, tenant=FAULTS, taken=taken_faults):
                 zone_of = {n.addr: n.zone for n in nodes.values()}
                 for i in range(0, count, batch):
                     hs = [rng.getrandbits(64) for _ in range(batch)]
-                    r, a = frontend.exceeds_limits(FAULTS, hs)
+                    r, a = frontend.exceeds_limits(tenant, hs)
                     for h in hs:
                         if h in a and h not in r:
-                            taken_faults[zone_of[a[h]]].add(h)
+                            taken[zone_of[a[h]]].add(h)
 
             def home_of(tenant):
                 for n in (nodes["a-0"], nodes["a-1"]):
@@ -503,11 +516,18 @@ def run(args, workdir):
                      "zone-b to hold the streams zone-a accepted")
             home.signal(signal.SIGSTOP)
             paused_at = time.monotonic()
-            while time.monotonic() - paused_at < 8 * TIMEOUT_MULTIPLIER:
+            other = nodes["a-1" if home.instance == "a-0" else "a-0"]
+            rebalanced = False
+            while time.monotonic() - paused_at < (8 if rebalanced else 30) * TIMEOUT_MULTIPLIER:
                 push(10)
                 check(len(taken_faults["zone-a"]) <= LIMIT, "zone-a's nodes accept at most L with the home paused (%s)"
                       % figures())
+                rebalanced = rebalanced or len(frontend.assigned(other.addr)) == NUM_PARTITIONS
+            # The paused node's session timed out (4 s): the group gave all its partitions to the
+            # other node mid-push (about 8 s after the pause here), and gives them back after SIGCONT.
+            check(rebalanced, "zone-a's group moved the paused node's partitions to %s mid-push" % other.instance)
             during_pause = figures()
+            paused_for = time.monotonic() - paused_at
             home.signal(signal.SIGCONT)
             wait_for(split_done, 40, "zone-a's two nodes to serve all 64 partitions again after SIGCONT")
             push(100)
@@ -524,13 +544,48 @@ def run(args, workdir):
             wait_for(split_done, 40, "zone-a's two nodes to serve all 64 partitions after the restart")
             push(100)
             total = len(taken_faults["zone-a"] | taken_faults["zone-b"])
-            print("tenant %s at limit %d under faults, streams accepted: %s while its home (%s) was paused 8 s; %s "
+            print("tenant %s at limit %d under faults, streams accepted: %s while its home (%s) was paused %.0f s; %s "
                   "after it resumed; %s after it was killed and restarted: %d in all"
-                  % (FAULTS, LIMIT, during_pause, home.instance, after_resume, figures(), total))
+                  % (FAULTS, LIMIT, during_pause, home.instance, paused_for, after_resume, figures(), total))
             check(len(taken_faults["zone-a"]) <= LIMIT, "zone-a's nodes accept at most L after the restart (%s)"
                   % figures())
             check(total >= LIMIT, "the tenant reaches its limit")
             addr_to_node = {n.addr: n.instance for n in nodes.values()}
+
+            # 3d. The ring store down (etcd paused: every read and heartbeat hangs) for twice the
+            #     heartbeat timeout, while a fresh tenant's streams keep coming. The frontend keeps
+            #     its last ring, whose heartbeats go stale with etcd's; the nodes keep theirs and go
+            #     on exchanging. Once etcd answers again, each node writes its heartbeat at its
+            #     own pace: until the others' are fresh, a node that dropped them would home their
+            #     buckets too. Zone-a admits at most L throughout and exactly L in the end.
+            ring_down = {"zone-a": set(), "zone-b": set()}
+
+            def push_ring_down(count):
+                for _ in range(0, count, 10):
+                    push(10, tenant=RING_DOWN, taken=ring_down)
+                    check(len(ring_down["zone-a"]) <= LIMIT, "zone-a's nodes accept at most L around the ring "
+                          "store's outage (%d)" % len(ring_down["zone-a"]))
+
+            push_ring_down(40)
+            before_outage = len(ring_down["zone-a"])
+            etcd.proc.send_signal(signal.SIGSTOP)
+            stopped_at = time.monotonic()
+            while time.monotonic() - stopped_at < 2 * HEARTBEAT_TIMEOUT_S:
+                push_ring_down(10)
+            during_outage = len(ring_down["zone-a"])
+            etcd.proc.send_signal(signal.SIGCONT)
+            wait_for(lambda: len(frontend.healthy_instances()) == 4, 10 + HEARTBEAT_TIMEOUT_S,
+                     "the four nodes' heartbeats to be fresh again")
+            push_ring_down(3 * LIMIT)
+            print("tenant %s at limit %d, etcd paused %.0f s: zone-a accepted %d before, %d by the end of the outage, "
+                  "%d in all (zone-b %d)" % (RING_DOWN, LIMIT, 2 * HEARTBEAT_TIMEOUT_S, before_outage, during_outage,
+                                             len(ring_down["zone-a"]), len(ring_down["zone-b"])))
+            if ring_down["zone-b"]:  # a call to zone-a failed: its streams went to zone-b, which counts apart
+                check(len(ring_down["zone-a"] | ring_down["zone-b"]) >= LIMIT, "the tenant reaches its limit")
+            else:
+                check(len(ring_down["zone-a"]) == LIMIT, "zone-a admits exactly L once the ring store is back")
+            for n in (nodes["a-0"], nodes["a-1"]):
+                check("the ring can be read again" in n.log(), n.instance + " logged the ring store's return")
 
         # 4. The other zone learns the accepted streams from the topic.
         b_nodes = [n for n in nodes.values() if n.zone == "zone-b"]
