@@ -35,8 +35,8 @@ const std::vector<RingMember>& ZoneMemberView::Read(const ::ring::Desc& desc, in
   std::vector<RingMember> members = ZoneMembers(desc, zone_, now_ms / 1000, heartbeat_timeout_);
   if (now_ms < keep_stale_until_ms_) {
     for (const RingMember& last : members_) {
-      const bool fresh = std::any_of(members.begin(), members.end(),
-                                     [&](const RingMember& m) { return m.id == last.id; });
+      const bool fresh =
+          std::any_of(members.begin(), members.end(), [&](const RingMember& m) { return m.id == last.id; });
       if (fresh) continue;
       auto it = desc.ingesters().find(last.id);
       if (it != desc.ingesters().end() && IsZoneMember(it->second, zone_)) {

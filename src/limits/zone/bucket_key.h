@@ -41,6 +41,13 @@ inline uint64_t HashOf(const BucketKey& key) {
   return bucket_hash::Field(bucket_hash::Field(bucket_hash::kBasis, key.tenant), key.policy);
 }
 
+// The low bits of the incarnations of a node's homes (NextIncarnation, home_ledger.h), from
+// its ring id: two nodes' homes started in one millisecond number apart.
+inline uint16_t IncarnationTiebreak(std::string_view node_id) {
+  const uint64_t h = bucket_hash::Field(bucket_hash::kBasis, node_id);
+  return static_cast<uint16_t>(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+}
+
 // The member that wins the bucket: the highest hash of (member, bucket); ties go to the
 // smaller name. Empty when there are no members. A copy, not a view: callers pass lists
 // made for the call.

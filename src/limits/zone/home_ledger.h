@@ -77,8 +77,14 @@ struct Directive {
 // a restart or a move to another node numbers above the earlier home without any stored
 // counter; and above every incarnation members were seen to apply, for a node whose clock is
 // behind the earlier home's (members drop an older home's directives: it could never learn).
-inline uint64_t NextIncarnation(uint64_t now_ms, uint64_t highest_seen) {
-  return now_ms > highest_seen ? now_ms : highest_seen + 1;
+// The low 16 bits are the node's `tiebreak` (IncarnationTiebreak): two nodes that start homes
+// of one bucket in the same millisecond (their ring views differ) number apart, unless their
+// ids' 16-bit hashes collide.
+inline constexpr int kIncarnationTiebreakBits = 16;
+inline uint64_t NextIncarnation(uint64_t now_ms, uint64_t highest_seen, uint16_t tiebreak = 0) {
+  const uint64_t at_now = (now_ms << kIncarnationTiebreakBits) | tiebreak;
+  if (at_now > highest_seen) return at_now;
+  return (((highest_seen >> kIncarnationTiebreakBits) + 1) << kIncarnationTiebreakBits) | tiebreak;
 }
 
 class HomeLedger {
@@ -88,6 +94,7 @@ class HomeLedger {
   HomeLedger(uint64_t limit, uint64_t incarnation, int32_t num_partitions = 0, uint64_t rotation = 0);
 
   uint64_t limit() const { return limit_; }
+  uint64_t incarnation() const { return incarnation_; }
   void SetLimit(uint64_t limit);
 
   // Applies a member's report. Returns false when it was ignored: older than one already

@@ -14,7 +14,8 @@ ZoneAgent::ZoneAgent(Options options, ZoneEnvironment& env, ZoneTransport& trans
       member_(options_.lease_ms),
       home_(
           options_.num_partitions, options_.lease_ms, [this](const BucketKey& key) { return env_.LimitOf(key); },
-          [this](const BucketKey& key) { return HomeOf(key, ring_ids_) == options_.self.id; }, clock.NowMillis()) {}
+          [this](const BucketKey& key) { return HomeOf(key, ring_ids_) == options_.self.id; }, clock.NowMillis(),
+          IncarnationTiebreak(options_.self.id)) {}
 
 std::vector<std::string> ZoneAgent::IdsOf(const std::vector<ZonePeer>& peers) {
   std::vector<std::string> out;

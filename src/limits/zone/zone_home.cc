@@ -6,13 +6,14 @@
 
 namespace limits::zone {
 
-ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here,
-                   int64_t started_ms)
+ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms,
+                   uint16_t tiebreak)
     : num_partitions_(num_partitions),
       lease_ms_(lease_ms),
       limit_of_(std::move(limit_of)),
       homed_here_(std::move(homed_here)),
-      started_ms_(started_ms) {}
+      started_ms_(started_ms),
+      tiebreak_(tiebreak) {}
 
 bool ZoneHome::Leased(const std::string& member, int64_t now_ms) const {
   auto it = answered_.find(member);
@@ -38,8 +39,9 @@ std::vector<std::string> ZoneHome::MayAdmitCold(const std::vector<std::string>& 
 
 HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
                             const std::vector<std::string>& members, int64_t now_ms) {
-  HomeLedger ledger(limit_of_(key), NextIncarnation(static_cast<uint64_t>(now_ms), seen_incarnation), num_partitions_,
-                    HashOf(key));
+  last_incarnation_ =
+      NextIncarnation(static_cast<uint64_t>(now_ms), std::max(seen_incarnation, last_incarnation_), tiebreak_);
+  HomeLedger ledger(limit_of_(key), last_incarnation_, num_partitions_, HashOf(key));
   if (closing) {
     ledger.StartClosing(MayAdmitCold(members, now_ms));
   } else {

@@ -40,7 +40,9 @@ class ZoneHome {
   // Whether the ring, as this node sees it now, names this node the bucket's home (HomeOf).
   using HomedHere = std::function<bool(const BucketKey&)>;
 
-  ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms);
+  // `tiebreak`: this node's IncarnationTiebreak, the low bits of its homes' incarnations.
+  ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms,
+           uint16_t tiebreak = 0);
 
   // `members`: the zone's live members, as the ring says.
   ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
@@ -86,6 +88,8 @@ class ZoneHome {
   const LimitOf limit_of_;
   const HomedHere homed_here_;
   const int64_t started_ms_;
+  const uint16_t tiebreak_;
+  uint64_t last_incarnation_ = 0;  // the newest ledger's: a ledger started again numbers above
   std::map<BucketKey, HomeLedger> ledgers_;
   std::map<std::string, int64_t> answered_;  // member -> when its last exchange was answered
   bool learnt_ = false;

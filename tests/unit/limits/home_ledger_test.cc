@@ -1,4 +1,5 @@
 #include "limits/zone/home_ledger.h"
+#include "limits/zone/bucket_key.h"
 #include "limits/zone/member_bucket.h"
 
 #include <gtest/gtest.h>
@@ -180,20 +181,49 @@ TEST(PartitionFloorsTest, FloorsSumToHalfTheLimitAndDifferByOneAtMost) {
 }
 
 TEST(HomeLedgerTest, AHomeBehindALaterOnesIncarnationIsToldAndStartsAboveIt) {
-  EXPECT_EQ(NextIncarnation(1'000, 0), 1'000u);
-  EXPECT_EQ(NextIncarnation(1'000, 999), 1'000u);
-  EXPECT_EQ(NextIncarnation(1'000, 5'000), 5'001u);  // a clock behind the earlier home's
+  constexpr int kBits = kIncarnationTiebreakBits;
+  EXPECT_EQ(NextIncarnation(1'000, 0), 1'000u << kBits);
+  EXPECT_EQ(NextIncarnation(1'000, 999u << kBits), 1'000u << kBits);
+  EXPECT_EQ(NextIncarnation(1'000, 5'000u << kBits), 5'001u << kBits);  // a clock behind the earlier home's
 
-  HomeLedger ledger(10, 1'000);
-  ASSERT_TRUE(ledger.Apply("a", MemberReport{1, {}, 0, 999, 3}));
+  HomeLedger ledger(10, 1'000u << kBits);
+  ASSERT_TRUE(ledger.Apply("a", MemberReport{1, {}, 0, 999u << kBits, 3}));
   EXPECT_EQ(ledger.Superseded(), 0u);
-  ASSERT_TRUE(ledger.Apply("b", MemberReport{1, {}, 0, 5'000, 1}));
-  EXPECT_EQ(ledger.Superseded(), 5'000u);
+  ASSERT_TRUE(ledger.Apply("b", MemberReport{1, {}, 0, 5'000u << kBits, 1}));
+  EXPECT_EQ(ledger.Superseded(), 5'000u << kBits);
   HomeLedger again(10, NextIncarnation(1'002, ledger.Superseded()));
   const Directive d = again.Grant("b", 0);
   MemberBucket b;
-  ASSERT_TRUE(b.Apply({0, 7, 5'000}));
+  ASSERT_TRUE(b.Apply({0, 7, 5'000u << kBits}));
   EXPECT_TRUE(b.Apply(d));  // the restarted home's first directive is newer
+}
+
+// Two nodes whose ring views differ start homes of one bucket in the same millisecond: their
+// incarnations differ in the node's bits, so a member applies one home's directives and drops
+// the other's (whose ledger then learns that it was superseded), not both as one sequence.
+TEST(HomeLedgerTest, TwoNodesStartingHomesInOneMillisecondNumberApart) {
+  const uint16_t a = IncarnationTiebreak("limitsd-0");
+  const uint16_t b = IncarnationTiebreak("limitsd-1");
+  ASSERT_NE(a, b);
+  EXPECT_EQ(IncarnationTiebreak("limitsd-0"), a);  // fixed per id, whatever the build
+  const uint64_t at_a = NextIncarnation(1'000, 0, a);
+  const uint64_t at_b = NextIncarnation(1'000, 0, b);
+  EXPECT_NE(at_a, at_b);
+  EXPECT_EQ(at_a >> kIncarnationTiebreakBits, 1'000u);
+  const bool a_newer = at_a > at_b;
+  HomeLedger newer(10, a_newer ? at_a : at_b);
+  HomeLedger older(10, a_newer ? at_b : at_a);
+  MemberBucket m;
+  EXPECT_TRUE(m.Apply(older.Grant("m", 0)));
+  EXPECT_TRUE(m.Apply(newer.Grant("m", 0)));
+  EXPECT_FALSE(m.Apply(older.Grant("m", 0)));  // the older home's next directive is dropped
+
+  // Behind a later home on the same millisecond, a node numbers one millisecond above it,
+  // keeping its bits.
+  const uint64_t above = NextIncarnation(1'000, std::max(at_a, at_b), a_newer ? b : a);
+  EXPECT_GT(above, std::max(at_a, at_b));
+  EXPECT_EQ(above >> kIncarnationTiebreakBits, 1'001u);
+  EXPECT_EQ(above & 0xffff, a_newer ? b : a);
 }
 
 TEST(HomeLedgerTest, AReportNotNewerThanTheLastIsIgnored) {

@@ -159,7 +159,9 @@ TEST(LimitsCheckerZoneTest, ARequestWithNoTimeLeftCallsNoPeerAndItsRefusalsStand
   b.agent.Round();
   const Deadline past = std::chrono::steady_clock::now() - 1s;
   std::vector<StreamUpdate> streams;
-  for (uint64_t n = 0; n < kLimit; ++n) streams.push_back({.stream_hash = n * kPartitions + n % 32, .bytes = 10});
+  for (uint64_t n = 0; n < kLimit; ++n) {
+    streams.push_back({.stream_hash = n * kPartitions + n % 32, .bytes = 10, .policy = ""});
+  }
   uint64_t accepted = 0, refused = 0;
   for (const StreamUpdate& s : streams) {
     const int calls = transport.calls.load();

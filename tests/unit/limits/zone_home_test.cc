@@ -42,7 +42,7 @@ TEST(ZoneHomeTest, ATriggerMakesAClosingLedgerThatGrantsTheMembersRoomAndWhatItW
   EXPECT_TRUE(ledger->RoomsOpen());
   // 7 + 10 left on its floors, plus 3 of the 4 it asked for: all that is free (40 - 2 floors).
   EXPECT_EQ(answer.directives[0].directive.delta, 17 + 3);
-  EXPECT_EQ(answer.directives[0].directive.home, 1'000u);
+  EXPECT_EQ(answer.directives[0].directive.home, 1'000u << kIncarnationTiebreakBits);
   // b, answered meanwhile without reporting the bucket, is waited on: no directive yet.
   ExchangeAnswer to_b = home.Answer({"b", {}}, {"a", "b"}, 1'100);
   EXPECT_TRUE(to_b.directives.empty());
@@ -112,6 +112,27 @@ TEST(ZoneHomeTest, AHomeTheRingNoLongerNamesStepsDown) {
   EXPECT_EQ(home.LedgerOf(kKey), nullptr);  // nor does it turn it hot again
 }
 
+// A node's ledgers carry its bits, and one started again in the same millisecond (the ring
+// moved the bucket away and back) numbers above the first, whose directive a member applied.
+TEST(ZoneHomeTest, IncarnationsCarryTheNodesBitsAndALedgerStartedAgainNumbersAbove) {
+  bool named = true;
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, [&](const BucketKey&) { return named; }, 0,
+                /*tiebreak=*/7);
+  MemberBucket a;
+  ExchangeAnswer first = home.Answer({"a", {Report(kKey, a, {Count(0, 1)}, 2, true)}}, {"a"}, 1'000);
+  ASSERT_EQ(first.directives.size(), 1u);
+  EXPECT_EQ(first.directives[0].directive.home, (1'000u << kIncarnationTiebreakBits) | 7);
+  named = false;
+  home.Answer({"a", {}}, {"a"}, 1'000);
+  ASSERT_EQ(home.LedgerOf(kKey), nullptr);
+  named = true;
+  MemberBucket b;  // knows no home of the bucket: its trigger starts a ledger again
+  home.Answer({"b", {Report(kKey, b, {Count(0, 1)}, 2, true)}}, {"a", "b"}, 1'000);
+  ASSERT_NE(home.LedgerOf(kKey), nullptr);
+  EXPECT_GT(home.LedgerOf(kKey)->incarnation(), first.directives[0].directive.home);
+  EXPECT_EQ(home.LedgerOf(kKey)->incarnation() & 0xffff, 7u);
+}
+
 TEST(ZoneHomeTest, ASettledLedgerSendsAMemberThatDidNotReportItADirective) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
   MemberBucket a;
@@ -130,14 +151,14 @@ TEST(ZoneHomeTest, ASettledLedgerSendsAMemberThatDidNotReportItADirective) {
 TEST(ZoneHomeTest, AReportOfHeadroomOfAnEarlierHomeMakesALearningLedgerAboveIt) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
   MemberBucket a;
-  ASSERT_TRUE(a.Apply({3, 4, 5'000}));  // an earlier home, with a clock ahead of ours
+  ASSERT_TRUE(a.Apply({3, 4, 5'000u << kIncarnationTiebreakBits}));  // an earlier home, its clock ahead of ours
   ExchangeAnswer answer = home.Answer({"a", {Report(kKey, a, {Count(0, 2)}, 1)}}, {"a"}, 1'000);
   const HomeLedger* ledger = home.LedgerOf(kKey);
   ASSERT_NE(ledger, nullptr);
   EXPECT_TRUE(ledger->Learning());
   ASSERT_EQ(answer.directives.size(), 1u);
   EXPECT_EQ(answer.directives[0].directive.delta, 0);  // nothing granted while learning
-  EXPECT_EQ(answer.directives[0].directive.home, 5'001u);
+  EXPECT_EQ(answer.directives[0].directive.home, 5'001u << kIncarnationTiebreakBits);
   ASSERT_TRUE(a.Apply(answer.directives[0].directive));
   home.Answer({"a", {Report(kKey, a, {Count(0, 2)}, 1)}}, {"a"}, 2'000);
   EXPECT_FALSE(home.LedgerOf(kKey)->Learning());
