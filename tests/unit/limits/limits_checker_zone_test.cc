@@ -69,6 +69,30 @@ struct Node {
   LimitsChecker checker;
 };
 
+// A zone of two nodes, a (partitions 0-31) and b (32-63), sharing a tenant's limit of kLimit
+// (or each admitting its static share, without the zone), after a first round of exchanges.
+struct TwoNodes {
+  explicit TwoNodes(bool in_zone)
+      : limits(Defaults(), {}),
+        a("a", 0, 31, limits, clock, transport, in_zone),
+        b("b", 32, 63, limits, clock, transport, in_zone) {
+    transport.peers = {{"a", "a:9095"}, {"b", "b:9095"}};
+    a.agent.Round();
+    b.agent.Round();
+  }
+  static TenantLimits Defaults() {
+    TenantLimits defaults;
+    defaults.max_global_streams_per_user = kLimit;
+    return defaults;
+  }
+
+  testing::FakeClock clock;
+  LimitsProvider limits;
+  Loopback transport;
+  Node a;
+  Node b;
+};
+
 struct Outcome {
   uint64_t first_rejection = 0, accepted = 0;
   double refused_hot = -1, acquires = -1;  // with a zone: node a's counters
@@ -89,16 +113,9 @@ double Counter(prometheus::Registry& registry, const std::string& name, const st
 // Streams of one tenant, hashed to partitions with a skew towards node a's (0-3), pushed to
 // their partition's node one at a time; a round of exchanges every 10 pushes.
 Outcome Fill(bool in_zone) {
-  testing::FakeClock clock;
-  TenantLimits defaults;
-  defaults.max_global_streams_per_user = kLimit;
-  LimitsProvider limits(defaults, {});
-  Loopback transport;
-  transport.peers = {{"a", "a:9095"}, {"b", "b:9095"}};
-  Node a("a", 0, 31, limits, clock, transport, in_zone);
-  Node b("b", 32, 63, limits, clock, transport, in_zone);
-  a.agent.Round();
-  b.agent.Round();
+  TwoNodes zone(in_zone);
+  Node& a = zone.a;
+  Node& b = zone.b;
   std::mt19937 rng(3);
   Outcome out;
   for (uint64_t n = 0; n < 3 * kLimit; ++n) {
@@ -116,7 +133,7 @@ Outcome Fill(bool in_zone) {
     }
     EXPECT_LE(out.accepted, in_zone ? kLimit : kLimit + 1);
     if (n % 1000 == 999) {
-      clock.Advance(100ms);
+      zone.clock.Advance(100ms);
       a.agent.Round();
       b.agent.Round();
     }
@@ -147,16 +164,10 @@ TEST(LimitsCheckerZoneTest, TwoNodesShareATenantsLimitExactlyWhereStaticSharesRe
 // here refuses stays refused (an answer, not an error, which Loki would take as accepted).
 // The same streams with time left get their calls, and places.
 TEST(LimitsCheckerZoneTest, ARequestWithNoTimeLeftCallsNoPeerAndItsRefusalsStand) {
-  testing::FakeClock clock;
-  TenantLimits defaults;
-  defaults.max_global_streams_per_user = kLimit;
-  LimitsProvider limits(defaults, {});
-  Loopback transport;
-  transport.peers = {{"a", "a:9095"}, {"b", "b:9095"}};
-  Node a("a", 0, 31, limits, clock, transport, true);
-  Node b("b", 32, 63, limits, clock, transport, true);
-  a.agent.Round();
-  b.agent.Round();
+  TwoNodes zone(true);
+  Node& a = zone.a;
+  Node& b = zone.b;
+  Loopback& transport = zone.transport;
   const Deadline past = std::chrono::steady_clock::now() - 1s;
   std::vector<StreamUpdate> streams;
   for (uint64_t n = 0; n < kLimit; ++n) {
@@ -192,7 +203,7 @@ TEST(LimitsCheckerZoneTest, ARequestWithNoTimeLeftCallsNoPeerAndItsRefusalsStand
   // the home counts b's floors until b reports having applied one of its directives (b's
   // first round brings one, its second reports it).
   for (int round = 0; round < 2; ++round) {
-    clock.Advance(1s);
+    zone.clock.Advance(1s);
     b.agent.Round();
     a.agent.Round();
   }
