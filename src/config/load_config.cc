@@ -13,7 +13,10 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <toml.hpp>
+#include <unordered_map>
+#include <vector>
 
 #include <arpa/inet.h>
 
@@ -26,6 +29,30 @@
 
 namespace limits::config {
 namespace {
+
+// The arrays of parsed TOML. Debian's toml11 3.7.1 calls back() on an array a dotted key or
+// a table header goes through, without checking that it has an element: `k = []` then
+// `k.x = 1` or `[k.x]` read before the array (found by tests/fuzz/toml_config_fuzz). An array
+// whose back() throws when empty makes that the error it is in TOML.
+template <typename T>
+class CheckedArray : public std::vector<T> {
+ public:
+  using std::vector<T>::vector;
+  T& back() {
+    if (this->empty()) throw std::out_of_range(kExtendsEmptyArray);
+    return std::vector<T>::back();
+  }
+  const T& back() const {
+    if (this->empty()) throw std::out_of_range(kExtendsEmptyArray);
+    return std::vector<T>::back();
+  }
+
+ private:
+  static constexpr const char* kExtendsEmptyArray =
+      "a dotted key or table header goes through a key that holds an empty array ([]); an array holds no keys";
+};
+
+using TomlValue = toml::basic_value<toml::discard_comments, std::unordered_map, CheckedArray>;
 
 // --- paths ------------------------------------------------------------------------------
 
@@ -61,7 +88,7 @@ struct Diagnostics {
   std::vector<std::string> errors;
   std::set<std::string> from_set;  // paths whose value came from --set, as raw text
 
-  void Add(const std::string& path, const std::string& problem, const toml::value* where) {
+  void Add(const std::string& path, const std::string& problem, const TomlValue* where) {
     std::string msg = path + ": " + problem;
     if (from_set.count(path)) {
       msg += " (from --set)";
@@ -79,7 +106,7 @@ struct Diagnostics {
   }
 };
 
-std::string TypeName(const toml::value& v) {
+std::string TypeName(const TomlValue& v) {
   switch (v.type()) {
     case toml::value_t::boolean: return "a boolean";
     case toml::value_t::integer: return "an integer";
@@ -98,11 +125,11 @@ std::string TypeName(const toml::value& v) {
 // Finish() reports every key no getter asked for.
 class Reader {
  public:
-  Reader(const toml::value* table, std::string path, Diagnostics* diag)
+  Reader(const TomlValue* table, std::string path, Diagnostics* diag)
       : table_(table), path_(std::move(path)), diag_(diag) {}
 
   void String(std::string_view key, std::string* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     if (!v->is_string()) return Wrong(key, v, "a string");
     *out = v->as_string().str;
@@ -110,7 +137,7 @@ class Reader {
 
   // Integers; a value from --set arrives as text and is parsed here.
   void Integer(std::string_view key, int64_t min, int64_t max, int64_t* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     int64_t n = 0;
     if (v->is_integer()) {
@@ -127,7 +154,7 @@ class Reader {
 
   // A boolean; from --set, the text "true" or "false".
   void Bool(std::string_view key, bool* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     if (v->is_boolean()) {
       *out = v->as_boolean();
@@ -140,7 +167,7 @@ class Reader {
 
   // An array of strings; from --set, comma-separated text ("h1:2379,h2:2379").
   void StringList(std::string_view key, std::vector<std::string>* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     std::vector<std::string> items;
     if (FromSetText(key, v)) {
@@ -155,7 +182,7 @@ class Reader {
         text.remove_prefix(comma + 1);
       }
     } else if (v->is_array()) {
-      for (const toml::value& item : v->as_array()) {
+      for (const TomlValue& item : v->as_array()) {
         if (!item.is_string()) return Wrong(key, v, "an array of strings");
         items.push_back(item.as_string().str);
       }
@@ -172,7 +199,7 @@ class Reader {
   }
 
   void NonNegativeFloat(std::string_view key, double* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     double d = 0;
     int64_t n = 0;
@@ -185,7 +212,7 @@ class Reader {
   }
 
   void Duration(std::string_view key, Millis* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     if (!v->is_string()) return Wrong(key, v, "a duration string like \"30s\", \"5m\" or \"2h\"");
     Result<Millis> d = ParseDuration(v->as_string().str);
@@ -199,7 +226,7 @@ class Reader {
   }
 
   void Size(std::string_view key, uint64_t* out) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v == nullptr) return;
     if (v->is_integer() && v->as_integer() >= 0) {
       *out = static_cast<uint64_t>(v->as_integer());  // at most 2^63 - 1: kMaxSizeBytes
@@ -253,7 +280,7 @@ class Reader {
 
   // The sub-table `key`; a reader of nothing when absent, an error when not a table.
   Reader Sub(std::string_view key) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     if (v != nullptr && !v->is_table()) {
       Wrong(key, v, "a table");
       v = nullptr;
@@ -290,12 +317,12 @@ class Reader {
 
   // Records a problem with `key` (known to be present) that no getter checks.
   void Problem(std::string_view key, const std::string& problem) {
-    const toml::value* v = Find(key);
+    const TomlValue* v = Find(key);
     diag_->Add(Path(key), problem, v);
   }
 
  private:
-  const toml::value* Find(std::string_view key) {
+  const TomlValue* Find(std::string_view key) {
     known_.insert(std::string(key));
     if (table_ == nullptr) return nullptr;
     const auto& t = table_->as_table();
@@ -312,11 +339,11 @@ class Reader {
 
   std::string Path(std::string_view key) const { return JoinPath(path_, key); }
 
-  bool FromSetText(std::string_view key, const toml::value* v) const {
+  bool FromSetText(std::string_view key, const TomlValue* v) const {
     return v->is_string() && diag_->from_set.count(Path(key)) > 0;
   }
 
-  void Wrong(std::string_view key, const toml::value* v, const std::string& expected) {
+  void Wrong(std::string_view key, const TomlValue* v, const std::string& expected) {
     std::string got = TypeName(*v);
     if (v->is_string()) got += " \"" + v->as_string().str + "\"";
     diag_->Add(Path(key), "expected " + expected + ", got " + got, v);
@@ -333,7 +360,7 @@ class Reader {
     return !s.empty() && end == s.c_str() + s.size();
   }
 
-  const toml::value* table_;
+  const TomlValue* table_;
   std::string path_;
   Diagnostics* diag_;
   std::set<std::string> known_;
@@ -366,7 +393,7 @@ bool SplitKeyPath(std::string_view key, std::vector<std::string>* out) {
 // Applies "key=value" to the parsed document. The value is kept as text; the schema-aware
 // reader converts it to the key's type, so `--set kafka.brokers=host:9092` and
 // `--set kafka.num_partitions=32` both work without quoting.
-void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* diag) {
+void ApplySet(TomlValue* root, const std::string& assignment, Diagnostics* diag) {
   const size_t eq = assignment.find('=');
   std::vector<std::string> segs;
   if (eq == std::string::npos || !SplitKeyPath(std::string_view(assignment).substr(0, eq), &segs)) {
@@ -382,26 +409,26 @@ void ApplySet(toml::value* root, const std::string& assignment, Diagnostics* dia
     segs.resize(2);
     segs.push_back(name);
   }
-  toml::value* cur = root;
+  TomlValue* cur = root;
   std::string path;
   for (size_t i = 0; i + 1 < segs.size(); ++i) {
     path = JoinPath(path, segs[i]);
     auto& table = cur->as_table();
     auto it = table.find(segs[i]);
-    if (it == table.end()) it = table.emplace(segs[i], toml::value(toml::table{})).first;
+    if (it == table.end()) it = table.emplace(segs[i], TomlValue(toml::table{})).first;
     if (!it->second.is_table()) {
       diag->errors.push_back("--set " + assignment + ": " + path + " is not a table");
       return;
     }
     cur = &it->second;
   }
-  cur->as_table()[segs.back()] = toml::value(assignment.substr(eq + 1));
+  cur->as_table()[segs.back()] = TomlValue(assignment.substr(eq + 1));
   diag->from_set.insert(JoinPath(path, segs.back()));
 }
 
 // --- parse ------------------------------------------------------------------------------
 
-Result<toml::value> ParseToml(std::string_view text, const std::string& source_name) {
+Result<TomlValue> ParseToml(std::string_view text, const std::string& source_name) {
   // TOML is UTF-8, and Debian's toml11 3.7.1 reads out of bounds on a literal string ('...')
   // that is not (found by tests/fuzz/toml_config_fuzz): refuse such text before it parses.
   if (!IsValidUtf8(text)) {
@@ -410,7 +437,7 @@ Result<toml::value> ParseToml(std::string_view text, const std::string& source_n
   }
   try {
     std::istringstream in{std::string(text)};
-    return toml::parse(in, source_name);
+    return toml::parse<toml::discard_comments, std::unordered_map, CheckedArray>(in, source_name);
   } catch (const toml::exception& e) {
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
@@ -1034,7 +1061,7 @@ std::string Hostname() {
 }
 
 Result<Config> ParseConfig(std::string_view text, const std::string& source_name, const std::vector<std::string>& sets) {
-  ASSIGN_OR_RETURN(toml::value doc, ParseToml(text, source_name));
+  ASSIGN_OR_RETURN(TomlValue doc, ParseToml(text, source_name));
   Diagnostics diag;
   for (const std::string& s : sets) ApplySet(&doc, s, &diag);
   Config c;
@@ -1058,7 +1085,7 @@ Result<Config> LoadConfig(const std::string& path, const std::vector<std::string
 }
 
 Result<std::map<std::string, TenantOverrides>> ParseOverrides(std::string_view text, const std::string& source_name) {
-  ASSIGN_OR_RETURN(toml::value doc, ParseToml(text, source_name));
+  ASSIGN_OR_RETURN(TomlValue doc, ParseToml(text, source_name));
   Diagnostics diag;
   std::map<std::string, TenantOverrides> out;
   Reader root(&doc, "", &diag);

@@ -12,6 +12,7 @@ namespace limits::config {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 std::string ErrorOf(std::string_view toml, const std::vector<std::string>& sets = {}) {
@@ -419,6 +420,20 @@ TEST(LoadConfigTest, TextThatIsNotUtf8IsRefusedBeforeItParses) {
   Result<std::map<std::string, TenantOverrides>> o = ParseOverrides("[tenants.t]\nx = '\xc3'\n", "o.toml");
   ASSERT_FALSE(o.ok());
   EXPECT_THAT(o.status().message(), HasSubstr("o.toml: not UTF-8"));
+}
+
+// Found by tests/fuzz/toml_config_fuzz: toml11 3.7.1 reads before an empty array when a
+// dotted key or a table header goes through the key that holds it (UB; a crash, not an error).
+TEST(LoadConfigTest, AKeyThatGoesThroughAnEmptyArrayIsAnErrorNotACrash) {
+  const std::string message = "goes through a key that holds an empty array ([]); an array holds no keys";
+  EXPECT_THAT(ErrorOf("[ring]\netcd_endpoints = []\netcd_endpoints.x = 1\n"), HasSubstr("limitsd.toml: a dotted key"));
+  EXPECT_THAT(ErrorOf("[ring]\netcd_endpoints = []\netcd_endpoints.x = 1\n"), HasSubstr(message));
+  EXPECT_THAT(ErrorOf("x = [ ]\n[x.y]\nz = 1\n"), HasSubstr(message));
+  Result<std::map<std::string, TenantOverrides>> o = ParseOverrides("[tenants]\nt = []\n[tenants.t.x]\n", "o.toml");
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.status().message(), HasSubstr(message));
+  // An array of tables still takes a table header below its last table.
+  EXPECT_THAT(ErrorOf("[[x]]\na = 1\n[x.y]\nb = 2\n"), Not(HasSubstr(message)));
 }
 
 TEST(LoadConfigTest, SetErrorsSayTheyCameFromSet) {
