@@ -210,9 +210,18 @@ TEST_F(GrpcServiceTest, Item19_AThousandConcurrentCallsQueueAndSucceed) {
     });
     calls.push_back(std::move(call));
   }
-  // All 1000 are in the server at once: 32 in handlers, the rest queued.
-  ASSERT_TRUE(testing::WaitFor([&] { return service_->in_flight() == kCalls; }, 60s))
-      << "in flight: " << service_->in_flight();
+  // All 1000 are in the server at once: 32 in handlers, the rest queued. A call counts as in
+  // flight before it is handed off, and as handed off before it is queued: wait for the last
+  // one to be queued too.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const testing::ParsedMetrics m = Scrape();
+        return service_->in_flight() == kCalls &&
+               m.Value("limitsd_grpc_handoffs_total", {{"method", "ExceedsLimits"}}) == kCalls &&
+               m.Value("limitsd_grpc_queued_calls") == kCalls - 32;
+      },
+      60s))
+      << "in flight: " << service_->in_flight() << ", queued: " << Scrape().Value("limitsd_grpc_queued_calls");
   const testing::ParsedMetrics peak = Scrape();
   EXPECT_EQ(peak.Value("loki_inflight_requests", {{"method", "gRPC"}, {"route", "/proto.IngestLimits/ExceedsLimits"}}),
             kCalls);
