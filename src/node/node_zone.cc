@@ -16,8 +16,8 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
       members_gauge_(prometheus::BuildGauge()
                          .Name("limitsd_zone_members")
                          .Help("Nodes of this node's zone it shares stream limits with, itself included, as the ring "
-                               "last listed them (ACTIVE, fresh heartbeat; after the ring could not be read, stale ones for a "
-                               "heartbeat_timeout).")
+                               "last listed them (ACTIVE, fresh heartbeat; after the ring could not be read, stale "
+                               "ones for a heartbeat_timeout).")
                          .Register(registry)
                          .Add({})),
       ring_errors_(prometheus::BuildCounter()

@@ -3,9 +3,10 @@
 // it answers on the gRPC port, the peer client with the zone's TLS, a thread that runs a round
 // of exchanges every exchange_interval (sooner when a request asks a bucket to turn hot), and
 // one that reads the ring's members as often — apart, so that a ring store that hangs (a read
-// waits out etcd's request timeout) does not hold back the exchanges that keep leases. Members are the ACTIVE, fresh instances of this node's
-// zone in the ring; a ring that cannot be read keeps the last members, and once it can again,
-// those whose heartbeats went stale with it for a heartbeat_timeout (ring/ring_members.h).
+// waits out etcd's request timeout) does not hold back the exchanges that keep leases.
+// Members are the ACTIVE, fresh instances of this node's zone in the ring; a ring that cannot
+// be read keeps the last members, and once it can again, those whose heartbeats went stale
+// with it, for a heartbeat_timeout (ring/ring_members.h).
 // Thread-safe; Stop() before destroying what it references.
 #pragma once
 
