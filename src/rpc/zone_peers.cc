@@ -54,7 +54,8 @@ Result<zone::ExchangeAnswer> ZonePeers::Exchange(const std::string& address, con
   wire::ExchangeRequest req;
   Encode(request, &req);
   return Call<zone::ExchangeAnswer, wire::ExchangeRequest, wire::ExchangeAnswer>(
-      address, "Exchange", req, deadline, &wire::Zone::Stub::Exchange, [](const wire::ExchangeAnswer& a) { return Decode(a); });
+      address, "Exchange", req, deadline, &wire::Zone::Stub::Exchange,
+      [](const wire::ExchangeAnswer& a) { return Decode(a); });
 }
 
 Result<std::vector<zone::BucketReport>> ZonePeers::Direct(const std::string& address, const DirectRequest& request,

@@ -557,7 +557,8 @@ def run(args, workdir):
             #     its last ring, whose heartbeats go stale with etcd's; the nodes keep theirs and go
             #     on exchanging. Once etcd answers again, each node writes its heartbeat at its
             #     own pace: until the others' are fresh, a node that dropped them would home their
-            #     buckets too. Zone-a admits at most L throughout and exactly L in the end.
+            #     buckets too. Zone-a admits at most L throughout, and exactly L in the end (with
+            #     zone-b's, when a call to zone-a failed over while heartbeats were stale).
             ring_down = {"zone-a": set(), "zone-b": set()}
 
             def push_ring_down(count):
