@@ -53,6 +53,23 @@ http::Response UsageResponse(const http::Request& request, UsageStore& store, Pa
       w.EndObject();
     });
     w.EndArray();
+    // The rate buckets (the tenant's, and each policy's with a rate of its own): the share of
+    // the rate this node refills at (null when no request asked it here lately), and on the
+    // home, the shares its members may refill at in all.
+    const TenantLimits& tl = snapshot->For(tenant);
+    std::vector<std::string> rate_policies{""};
+    for (const auto& [policy, pl] : tl.policy_override_limits) {
+      if (tl.PolicyRateMb(policy)) rate_policies.push_back(policy);
+    }
+    w.Key("zone_rates").BeginArray();
+    for (const std::string& policy : rate_policies) {
+      const zone::ZoneAgent::RateView v = agent->DescribeRate({tenant, policy});
+      w.BeginObject().Field("policy", policy).Field("home", v.home).Key("share");
+      v.share ? w.Double(*v.share) : w.Null();
+      if (v.zone_held) w.Field("zone_held", *v.zone_held);
+      w.EndObject();
+    }
+    w.EndArray();
   }
   w.EndObject();
   return Json(200, w.Take());

@@ -154,16 +154,65 @@ Result<std::vector<zone::BucketKey>> DecodeKeys(const google::protobuf::Repeated
   return out;
 }
 
+Status CheckShare(const std::string& field, uint64_t value) {
+  if (value > zone::kWholeRate) return Invalid(field, "is above the whole rate (1000000)");
+  return Status::OK();
+}
+
+Result<std::vector<zone::RateReport>> DecodeRates(const google::protobuf::RepeatedPtrField<wire::RateReport>& in) {
+  if (in.size() > static_cast<int>(kMaxZoneReports)) {
+    return Invalid("rates", "has more than " + std::to_string(kMaxZoneReports) + " entries");
+  }
+  std::vector<zone::RateReport> out;
+  out.reserve(static_cast<size_t>(in.size()));
+  std::set<zone::BucketKey> seen;
+  for (int i = 0; i < in.size(); ++i) {
+    const std::string field = "rates[" + std::to_string(i) + "]";
+    ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in[i].key(), field + ".key"));
+    RETURN_IF_ERROR(CheckPlaces(field + ".demand", in[i].demand()));
+    RETURN_IF_ERROR(CheckShare(field + ".applied", in[i].applied()));
+    if (!seen.insert(key).second) return Invalid(field + ".key", "names a rate bucket reported twice");
+    out.push_back({std::move(key), in[i].demand(), in[i].applied()});
+  }
+  return out;
+}
+
+Result<std::vector<zone::RateShare>> DecodeShares(const google::protobuf::RepeatedPtrField<wire::RateShare>& in) {
+  if (in.size() > static_cast<int>(kMaxZoneReports)) {
+    return Invalid("rate_shares", "has more than " + std::to_string(kMaxZoneReports) + " entries");
+  }
+  std::vector<zone::RateShare> out;
+  out.reserve(static_cast<size_t>(in.size()));
+  for (int i = 0; i < in.size(); ++i) {
+    const std::string field = "rate_shares[" + std::to_string(i) + "]";
+    ASSIGN_OR_RETURN(zone::BucketKey key, DecodeKey(in[i].key(), field + ".key"));
+    RETURN_IF_ERROR(CheckShare(field + ".share", in[i].share()));
+    out.push_back({std::move(key), in[i].share()});
+  }
+  return out;
+}
+
 }  // namespace
 
 void Encode(const zone::ExchangeRequest& in, wire::ExchangeRequest* out) {
   out->set_member(in.member);
   for (const zone::BucketReport& r : in.reports) EncodeReport(r, out->add_reports());
+  for (const zone::RateReport& r : in.rates) {
+    wire::RateReport* w = out->add_rates();
+    EncodeKey(r.key, w->mutable_key());
+    w->set_demand(r.demand);
+    w->set_applied(r.applied);
+  }
 }
 
 void Encode(const zone::ExchangeAnswer& in, wire::ExchangeAnswer* out) {
   for (const zone::BucketKey& k : in.roster) EncodeKey(k, out->add_roster());
   for (const zone::BucketDirective& d : in.directives) EncodeDirective(d, out->add_directives());
+  for (const zone::RateShare& r : in.rate_shares) {
+    wire::RateShare* w = out->add_rate_shares();
+    EncodeKey(r.key, w->mutable_key());
+    w->set_share(r.share);
+  }
 }
 
 void Encode(const DirectRequest& in, wire::DirectRequest* out) {
@@ -179,13 +228,15 @@ void Encode(const std::vector<zone::BucketReport>& in, wire::DirectAnswer* out) 
 Result<zone::ExchangeRequest> Decode(const wire::ExchangeRequest& in, int32_t num_partitions) {
   RETURN_IF_ERROR(CheckText("member", in.member(), kMaxMemberLength, true));
   ASSIGN_OR_RETURN(std::vector<zone::BucketReport> reports, DecodeReports(in.reports(), num_partitions));
-  return zone::ExchangeRequest{in.member(), std::move(reports)};
+  ASSIGN_OR_RETURN(std::vector<zone::RateReport> rates, DecodeRates(in.rates()));
+  return zone::ExchangeRequest{in.member(), std::move(reports), std::move(rates)};
 }
 
 Result<zone::ExchangeAnswer> Decode(const wire::ExchangeAnswer& in) {
   zone::ExchangeAnswer out;
   ASSIGN_OR_RETURN(out.roster, DecodeKeys(in.roster(), "roster", kMaxZoneEntries));
   ASSIGN_OR_RETURN(out.directives, DecodeDirectives(in.directives()));
+  ASSIGN_OR_RETURN(out.rate_shares, DecodeShares(in.rate_shares()));
   return out;
 }
 

@@ -2,8 +2,9 @@
 // (limits/zone/exchange.h). Every byte comes from a peer, so decoding checks what a peer could
 // get wrong or forge and answers kInvalidArgument naming the field: names that are not UTF-8
 // or too long, a partition outside the topic or counted twice, a bucket reported twice, counts
-// and headroom above 2^40 (no zone holds that many streams; sums never wrap), more entries
-// than any zone sends. A decoded message is safe to hand to ZoneHome and ZoneMember.
+// and headroom above 2^40 (no zone holds that many streams; sums never wrap), a rate bucket
+// reported twice or a share above the whole rate, more entries than any zone sends. A decoded
+// message is safe to hand to ZoneHome and ZoneMember.
 // Pure functions; thread-safe.
 #pragma once
 

@@ -23,8 +23,10 @@ std::string ProducedPolicy(std::string_view policy) {
 // is taken whole or not at all.
 class RateDraw {
  public:
+  // `share`: of each rate, this node's static share (partitions served over all).
   RateDraw(std::string_view tenant, const TenantLimits& limits, double share) : tenant_(tenant), limits_(limits), share_(share) {
     buckets_.push_back({.key = std::string(tenant),
+                        .whole_rate = limits.ingestion_rate_mb * kMiB,
                         .rate = limits.ingestion_rate_mb * kMiB * share,
                         .burst = limits.ingestion_burst_size_mb * kMiB});
   }
@@ -43,15 +45,25 @@ class RateDraw {
     key.append(policy);
     buckets_.push_back({.key = std::move(key),
                         .policy = std::string(policy),
+                        .whole_rate = *rate * kMiB,
                         .rate = *rate * kMiB * share_,
                         .burst = limits_.PolicyBurstMb(policy) * kMiB});
     return buckets_.size() - 1;
   }
   void Add(size_t bucket, double bytes) { buckets_[bucket].bytes += bytes; }
+  // Each bucket's share as the zone says (demand-weighted), not the static one; its bytes count
+  // towards this node's demand there.
+  void ShareInZone(zone::ZoneAgent& agent) {
+    for (Bucket& b : buckets_) {
+      if (b.bytes == 0 || b.whole_rate <= 0) continue;
+      b.rate = b.whole_rate * agent.RateShareOf({tenant_, b.policy}, b.whole_rate, b.bytes);
+    }
+  }
   bool Take(RateLimiter& rates, int64_t now_ms) {
     for (size_t i = 0; i < buckets_.size(); ++i) {
       const Bucket& b = buckets_[i];
-      if (b.bytes == 0 || rates.TryTake(b.key, b.bytes, b.rate, b.burst, now_ms)) continue;
+      // A rate of 0 is no limit (a share of 0 is not: the burst only).
+      if (b.bytes == 0 || b.whole_rate <= 0 || rates.TryTake(b.key, b.bytes, b.rate, b.burst, now_ms)) continue;
       for (size_t j = 0; j < i; ++j) rates.Refund(buckets_[j].key, buckets_[j].bytes, buckets_[j].burst);
       return false;
     }
@@ -70,7 +82,8 @@ class RateDraw {
   struct Bucket {
     std::string key = {};     // the RateLimiter's: the tenant, or tenant NUL policy
     std::string policy = {};  // "" for the tenant's
-    double rate = 0;
+    double whole_rate = 0;    // bytes/s for the tenant (0: unlimited)
+    double rate = 0;          // what this node refills at: its share of it
     double burst = 0;
     double bytes = 0;
     double refund = 0;
@@ -185,6 +198,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
       bucket_of.push_back(static_cast<uint32_t>(draw->BucketOf(s.policy)));
       draw->Add(bucket_of.back(), static_cast<double>(s.bytes));
     }
+    if (options_.zone != nullptr) draw->ShareInZone(*options_.zone);
   }
   if (draw && !draw->Take(rates_, clock_.NowMillis())) {
     count_unserved();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace limits {
 
@@ -13,7 +14,7 @@ RateLimiter::Stripe& RateLimiter::StripeOf(std::string_view tenant) {
 }
 
 bool RateLimiter::TryTake(std::string_view tenant, double bytes, double rate, double burst, int64_t now_ms) {
-  if (rate <= 0) return true;
+  rate = std::max(rate, 0.0);
   Stripe& s = StripeOf(tenant);
   std::lock_guard lock(s.mu);
   auto [it, created] = s.buckets.try_emplace(std::string(tenant));
@@ -27,7 +28,14 @@ bool RateLimiter::TryTake(std::string_view tenant, double bytes, double rate, do
   b.updated_ms = std::max(b.updated_ms, now_ms);
   const bool taken = bytes <= b.tokens;
   if (taken) b.tokens -= bytes;
-  b.full_at_ms = b.updated_ms + static_cast<int64_t>(std::ceil((burst - b.tokens) * 1000.0 / rate));
+  if (b.tokens >= burst) {
+    b.full_at_ms = b.updated_ms;
+  } else if (rate > 0) {
+    // Capped at a day: a rate so low that it refills later is as good as never.
+    b.full_at_ms = b.updated_ms + static_cast<int64_t>(std::min(std::ceil((burst - b.tokens) * 1000.0 / rate), 8.64e7));
+  } else {
+    b.full_at_ms = std::numeric_limits<int64_t>::max();  // no refill: kept until a rate refills it
+  }
   return taken;
 }
 

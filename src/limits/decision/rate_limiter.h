@@ -1,7 +1,8 @@
 // RateLimiter: per-tenant token buckets for the ingestion rate (bytes/s) and burst (bytes).
-// A node refills at its share of the tenant's rate — rate * (partitions it serves / all
-// partitions), the same share as its stream limit — and holds the whole burst, which (as in
-// Loki) must be at least the largest push. Striped by tenant: no global lock.
+// A node refills at its share of the tenant's rate — without a zone rate * (partitions it
+// serves / all partitions), the same share as its stream limit; in a zone the share its home
+// gives it by demand (zone/rate_shares.h) — and holds the whole burst, which (as in Loki) must
+// be at least the largest push. Striped by tenant: no global lock.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -16,7 +17,8 @@ namespace limits {
 class RateLimiter {
  public:
   // Takes `bytes` from the tenant's bucket if it holds them (refilling at `rate` bytes/s up
-  // to `burst`, a full bucket to start with). rate <= 0: unlimited.
+  // to `burst`, a full bucket to start with). A rate of 0 refills nothing (a node whose zone
+  // share is 0 keeps its burst only); an unlimited tenant is not drawn from at all.
   bool TryTake(std::string_view tenant, double bytes, double rate, double burst, int64_t now_ms);
   // Returns bytes taken for a request that was then not ingested (up to the burst).
   void Refund(std::string_view tenant, double bytes, double burst);

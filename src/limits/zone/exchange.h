@@ -27,11 +27,28 @@ struct BucketReport {
   bool urgent = false;
 };
 
+// One rate bucket (a tenant's ingestion rate, or a policy's with a rate of its own), from a
+// member, in millionths of the bucket's rate (kWholeRate): how fast bytes were asked of it
+// lately, and the share it refills at now (rate_ledger.h).
+inline constexpr uint64_t kWholeRate = 1'000'000;
+struct RateReport {
+  BucketKey key;
+  uint64_t demand = 0;  // may exceed the whole rate
+  uint64_t applied = 0;
+};
+
+// A member's share of a rate bucket's rate, in millionths of it, from the bucket's home.
+struct RateShare {
+  BucketKey key;
+  uint64_t share = 0;
+};
+
 struct ExchangeRequest {
   // The node's name and when it started: a restarted node is a new member, whose predecessor
   // the home forgets once Kafka has moved its partitions on (a forgotten name stays forgotten).
   std::string member;
   std::vector<BucketReport> reports;
+  std::vector<RateReport> rates = {};  // sent by rounds only
 };
 
 struct BucketDirective {
@@ -51,6 +68,7 @@ struct ExchangeAnswer {
   // When the asker got nothing because others hold what is left: their returns, for the home
   // to send at once. Once they acknowledge them, the asker asks again.
   std::vector<Recall> recalls;
+  std::vector<RateShare> rate_shares = {};  // for the rate reports, of the buckets homed here
 };
 
 // What a home sends at once: directives (a recall of unused headroom), which the member

@@ -97,8 +97,9 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
 }
 
 bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
-                             const std::set<BucketKey>& triggers, uint64_t need, Deadline deadline) {
-  ExchangeRequest request{name_, {}};
+                             const std::set<BucketKey>& triggers, uint64_t need, Deadline deadline,
+                             std::vector<RateReport> rates) {
+  ExchangeRequest request{name_, {}, std::move(rates)};
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
     BucketReport& r = request.reports.back();
@@ -113,6 +114,7 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   Result<ExchangeAnswer> answer =
       home.id == options_.self.id ? Exchange(request, deadline) : transport_.Exchange(home.address, request, deadline);
   if (!answer.ok()) return false;
+  rates_.Apply(answer->rate_shares);
   std::lock_guard lock(member_mu_);
   for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
   member_.Heard(home.id, std::move(answer->roster), sent);
@@ -158,10 +160,30 @@ bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys
   return false;
 }
 
+double ZoneAgent::RateShareOf(const BucketKey& key, double rate, double bytes) {
+  bool first = false;
+  const double share = rates_.ShareFor(key, rate, bytes, &first);
+  // No share yet: its burst serves until the home hears its demand, soon.
+  if (first && wake_) wake_();
+  return share;
+}
+
+ZoneAgent::RateView ZoneAgent::DescribeRate(const BucketKey& key) {
+  RateView v;
+  v.home = HomeOf(key, IdsOf(env_.Members()));
+  v.share = rates_.Current(key);
+  std::lock_guard lock(home_mu_);
+  if (const std::optional<uint64_t> held = home_.RateHeld(key)) {
+    v.zone_held = static_cast<double>(*held) / static_cast<double>(kWholeRate);
+  }
+  return v;
+}
+
 void ZoneAgent::Round() {
   const std::vector<ZonePeer> peers = env_.Members();
   const std::vector<std::string> ids = IdsOf(peers);
   std::map<std::string, std::vector<BucketKey>> by_home;  // ring id -> buckets to report there
+  std::map<std::string, std::vector<RateReport>> rates_by_home;
   std::set<BucketKey> triggers;
   {
     std::lock_guard lock(member_mu_);
@@ -175,11 +197,14 @@ void ZoneAgent::Round() {
     }
     triggered_.clear();
   }
+  for (RateReport& r : rates_.Reports(clock_.NowMillis())) {
+    rates_by_home[HomeOf(r.key, ids)].push_back(std::move(r));
+  }
   for (const ZonePeer& p : peers) {
     std::vector<BucketKey>& keys = by_home[p.id];
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    if (!ExchangeWith(p, keys, triggers, 0, kNoDeadline)) {
+    if (!ExchangeWith(p, keys, triggers, 0, kNoDeadline, std::move(rates_by_home[p.id]))) {
       // Asked again next round: the home may have missed it.
       std::lock_guard lock(member_mu_);
       for (const BucketKey& key : keys) {

@@ -6,6 +6,7 @@
 //             which renews this member's lease there; then the home's housekeeping (Tick).
 //   States()  for a request: each limited bucket's state (ZoneQuota's input).
 //   Acquire() for a request whose hot bucket ran out: one synchronous exchange with its home.
+//   RateShareOf() for a request: the share of a rate bucket's rate to refill at (no call).
 //   Exchange / Direct: the Zone service's calls (ZoneHandler), as a home and as a member.
 // A home's recalls go out at once (Direct), before it answers the member that asked; their
 // acknowledgements free the places, and the asker asks again. So does a turn to hot a member
@@ -31,6 +32,7 @@
 #include "common/clock.h"
 #include "limits/zone/exchange.h"
 #include "limits/zone/zone_home.h"
+#include "limits/zone/rate_shares.h"
 #include "limits/zone/zone_member.h"
 #include "limits/zone/zone_quota.h"
 
@@ -99,6 +101,11 @@ class ZoneAgent final : public ZoneHandler {
   // lease. True when the bucket is no longer unknown.
   bool Refresh(const BucketKey& key, Deadline deadline);
 
+  // The share of a rate bucket's rate (0 to 1) this node refills at now, for a request that
+  // asks `bytes` of it: they count towards its demand, which rounds report to the bucket's
+  // home (rate_shares.h). `rate`: the bucket's rate here (bytes/s, > 0). Never calls a peer.
+  double RateShareOf(const BucketKey& key, double rate, double bytes);
+
   // One round: an exchange with every home, then the home's housekeeping.
   void Round();
 
@@ -126,13 +133,23 @@ class ZoneAgent final : public ZoneHandler {
   // This member's headroom in a hot bucket; nullopt while it is not hot here.
   std::optional<uint64_t> HeadroomOf(const BucketKey& key);
 
+  // One rate bucket as this node sees it: its home, the share it refills at (nullopt when no
+  // request asked it here lately), and, homed here, the shares its members may refill at in
+  // all (fractions of the rate).
+  struct RateView {
+    std::string home;
+    std::optional<double> share;
+    std::optional<double> zone_held;
+  };
+  RateView DescribeRate(const BucketKey& key);
+
  private:
   // The report of one bucket: headroom held first, then the counts (member_bucket.h).
   BucketReport ReportOf(const BucketKey& key, bool trigger);
   // One exchange with `home` about `keys`; applies the answer. `need`: streams wait for that
   // many places (urgent for what the bucket does not hold). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                    uint64_t need, Deadline deadline);
+                    uint64_t need, Deadline deadline, std::vector<RateReport> rates = {});
   // Direct to `peer`: in process when it is this node.
   Result<std::vector<BucketReport>> DirectTo(const ZonePeer& peer, const DirectRequest& request, Deadline deadline);
   // The bucket's headroom here; null while it is not hot here.
@@ -165,6 +182,8 @@ class ZoneAgent final : public ZoneHandler {
   ZoneMember member_;              // GUARDED_BY(member_mu_)
   std::set<BucketKey> triggered_;  // GUARDED_BY(member_mu_)
   std::map<std::string, int64_t> silent_until_;  // GUARDED_BY(member_mu_): a home's call failed, until
+
+  RateShares rates_;  // its own lock, taken alone
 
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)

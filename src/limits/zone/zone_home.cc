@@ -13,7 +13,8 @@ ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, H
       limit_of_(std::move(limit_of)),
       homed_here_(std::move(homed_here)),
       started_ms_(started_ms),
-      tiebreak_(tiebreak) {}
+      tiebreak_(tiebreak),
+      rates_(lease_ms) {}
 
 bool ZoneHome::Leased(const std::string& member, int64_t now_ms) const {
   auto it = answered_.find(member);
@@ -140,6 +141,19 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
       answer.directives.push_back({key, ledger.Grant(request.member, 0)});
     }
   }
+  std::vector<RateReport> rates;
+  for (const RateReport& r : request.rates) {
+    if (homed_here_(r.key)) rates.push_back(r);
+  }
+  if (!rates.empty()) {
+    auto heard_all_since = [&](int64_t since_ms) {
+      return std::all_of(members.begin(), members.end(), [&](const std::string& m) {
+        auto it = answered_.find(m);
+        return it != answered_.end() && it->second >= since_ms;
+      });
+    };
+    answer.rate_shares = rates_.Answer(request.member, rates, members.size(), heard_all_since, now_ms);
+  }
   return answer;
 }
 
@@ -171,6 +185,7 @@ void ZoneHome::Tick(const std::vector<std::string>& members, int64_t now_ms) {
       if (!in_ring && ledger.Forgettable(member)) ledger.Forget(member);
     }
   }
+  rates_.Tick(members, homed_here_, now_ms);
 }
 
 std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {

@@ -19,17 +19,20 @@
 // (so that little is stranded with members that stop needing it near the limit), plus, in the
 // first directive of a turn to hot, the room it had left on its floors. One out of headroom
 // when nothing is free makes the others give back half of what they hold (recalls).
+// Rate buckets are shared by demand, each member's share a flow it refills at (rate_ledger.h).
 // Pure: times are passed in. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "limits/zone/exchange.h"
 #include "limits/zone/home_ledger.h"
+#include "limits/zone/rate_ledger.h"
 
 namespace limits::zone {
 
@@ -74,6 +77,9 @@ class ZoneHome {
   std::vector<BucketKey> Uncounted() const;
 
   const HomeLedger* LedgerOf(const BucketKey& key) const;
+  // The shares of a rate bucket homed here that its members may refill at, in all (millionths
+  // of its rate); nullopt when no member reported it here.
+  std::optional<uint64_t> RateHeld(const BucketKey& key) const { return rates_.Held(key); }
 
  private:
   // The ring's members, then every other member this process answered.
@@ -93,6 +99,7 @@ class ZoneHome {
   std::map<BucketKey, HomeLedger> ledgers_;
   std::map<std::string, int64_t> answered_;  // member -> when its last exchange was answered
   bool learnt_ = false;
+  RateLedger rates_;  // the rate buckets' shares
 };
 
 }  // namespace limits::zone

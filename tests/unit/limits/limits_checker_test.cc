@@ -285,7 +285,9 @@ TEST(RateLimiterTest, BucketsStartFullRefillAtTheRateAndCapAtTheBurst) {
   EXPECT_FALSE(r.TryTake("a", 1, 10, 100, 1'000'000));
   r.Refund("a", 50, 100);
   EXPECT_TRUE(r.TryTake("a", 50, 10, 100, 1'000'000));
-  EXPECT_TRUE(r.TryTake("c", 1e12, 0, 0, 0));  // rate 0: unlimited
+  EXPECT_TRUE(r.TryTake("c", 100, 0, 100, 0));  // rate 0: the burst only, never refilled
+  EXPECT_FALSE(r.TryTake("c", 1, 0, 100, 1'000'000));
+  EXPECT_EQ(r.ForgetFull(2'000'000), 2u);  // "a" and "b" refilled; "c" never will
 }
 
 // Issue 10 item 3: rate limiting is opt-in (limits.enforce_rate), as in Loki.

@@ -46,14 +46,15 @@ class Loopback final : public zone::ZoneTransport {
 
 struct Node {
   Node(const std::string& id, int32_t first, int32_t last, LimitsProvider& limits, testing::FakeClock& clock,
-       Loopback& transport, bool in_zone)
+       Loopback& transport, bool in_zone, bool enforce_rate = false)
       : opened(testing::TestStore::Open(dir, clock, kPartitions)),
         manager(clock, 30s),
         env(*opened.store, manager, limits, [&transport] { return transport.peers; }),
         agent(zone::ZoneAgent::Options{.self = {id, id + ":9095"}, .num_partitions = kPartitions}, env, transport,
               clock),
         checker(*opened.store, manager, limits, rates, sink, clock, registry,
-                LimitsChecker::Options{.num_partitions = kPartitions, .zone = in_zone ? &agent : nullptr}) {
+                LimitsChecker::Options{
+                    .num_partitions = kPartitions, .enforce_rate = enforce_rate, .zone = in_zone ? &agent : nullptr}) {
     transport.agents[id + ":9095"] = &agent;
     for (int32_t p = first; p <= last; ++p) manager.SetReady(p, manager.Assign(p), 0, false);
   }
@@ -72,10 +73,10 @@ struct Node {
 // A zone of two nodes, a (partitions 0-31) and b (32-63), sharing a tenant's limit of kLimit
 // (or each admitting its static share, without the zone), after a first round of exchanges.
 struct TwoNodes {
-  explicit TwoNodes(bool in_zone)
-      : limits(Defaults(), {}),
-        a("a", 0, 31, limits, clock, transport, in_zone),
-        b("b", 32, 63, limits, clock, transport, in_zone) {
+  explicit TwoNodes(bool in_zone, TenantLimits defaults = Defaults(), bool enforce_rate = false)
+      : limits(defaults, {}),
+        a("a", 0, 31, limits, clock, transport, in_zone, enforce_rate),
+        b("b", 32, 63, limits, clock, transport, in_zone, enforce_rate) {
     transport.peers = {{"a", "a:9095"}, {"b", "b:9095"}};
     a.agent.Round();
     b.agent.Round();
@@ -264,6 +265,60 @@ TEST(LimitsCheckerZoneTest, BurstsOverFourNodes) {
     EXPECT_EQ(accepted, 640u);
     EXPECT_GE(first * 100, 640u * 97);  // issue 27's figure for L >= 640
   }
+}
+
+// The rate through the zone (issue 27 item 3): a tenant of 1 MiB/s (a burst of 0.5 MiB) pushes
+// twice its rate for 30 s, ten pushes a second, and rounds run once a second. All of it lands
+// on node a's partitions: with static shares a refills at half the rate; in the zone, a's home
+// gives it the whole rate once it has heard the demand. Then both nodes get twice the rate:
+// the zone's shares split it, and the two together never take more than the rate (and their
+// bursts).
+TEST(LimitsCheckerZoneTest, TheRateFollowsThePushesAcrossTheZoneAndNeverPassesIt) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  constexpr double kSeconds = 30;
+  TenantLimits defaults;
+  defaults.max_global_streams_per_user = 0;  // the rate alone
+  defaults.ingestion_rate_mb = 1;
+  defaults.ingestion_burst_size_mb = 0.5;
+  auto run = [&](bool in_zone, bool both) {
+    TwoNodes zone(in_zone, defaults, /*enforce_rate=*/true);
+    double accepted[2] = {0, 0};
+    const auto push_bytes = static_cast<uint64_t>(0.2 * kMiB);  // 2 MiB/s at ten a second
+    for (int tick = 0; tick < kSeconds * 10; ++tick) {
+      for (int n = 0; n < (both ? 2 : 1); ++n) {
+        Node& node = n == 0 ? zone.a : zone.b;
+        const uint64_t hash = static_cast<uint64_t>(tick % 32 + 32 * n);
+        std::vector<StreamUpdate> u = {{.stream_hash = hash, .bytes = push_bytes, .policy = ""}};
+        std::vector<Rejection> rejected;
+        EXPECT_TRUE(node.checker.ExceedsLimits("t", u, &rejected).ok());
+        if (rejected.empty()) {
+          accepted[n] += static_cast<double>(push_bytes);
+        } else {
+          EXPECT_EQ(rejected[0].reason, kReasonRateLimited);
+        }
+      }
+      const double elapsed = (tick + 1) / 10.0;
+      EXPECT_LE(accepted[0] + accepted[1], (elapsed + 2 * 0.5) * kMiB) << "at " << elapsed << " s";
+      zone.clock.Advance(100ms);
+      if (tick % 10 == 9) {
+        zone.a.agent.Round();
+        zone.b.agent.Round();
+      }
+    }
+    std::printf("%s, %s: node a took %.1f MiB, node b %.1f MiB in %.0f s at 1 MiB/s\n",
+                in_zone ? "zone" : "static shares", both ? "both nodes pushed" : "node a pushed", accepted[0] / kMiB,
+                accepted[1] / kMiB, kSeconds);
+    return std::pair(accepted[0] / kMiB, accepted[1] / kMiB);
+  };
+  const auto [static_a, static_b] = run(false, false);
+  EXPECT_LT(static_a, kSeconds / 2 + 1);  // half the rate, and its burst
+  const auto [zone_a, zone_b] = run(true, false);
+  EXPECT_GT(zone_a, 0.9 * kSeconds);  // the whole rate, but for the first rounds
+  EXPECT_EQ(zone_b, 0);
+  const auto [both_a, both_b] = run(true, true);
+  EXPECT_GT(both_a + both_b, 0.9 * kSeconds);
+  EXPECT_GT(both_a, 0.4 * kSeconds);
+  EXPECT_GT(both_b, 0.4 * kSeconds);
 }
 
 }  // namespace

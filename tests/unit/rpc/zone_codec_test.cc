@@ -26,7 +26,10 @@ zone::BucketReport Report(const std::string& tenant, const std::string& policy =
 
 wire::ExchangeRequest Request() {
   wire::ExchangeRequest w;
-  Encode(zone::ExchangeRequest{"node-a@1", {Report("tenant-1"), Report("tenant-1", "gold")}}, &w);
+  Encode(zone::ExchangeRequest{"node-a@1",
+                               {Report("tenant-1"), Report("tenant-1", "gold")},
+                               {{{"tenant-1", ""}, 2 * zone::kWholeRate, 250'000}, {{"tenant-1", "gold"}, 0, 1}}},
+         &w);
   return w;
 }
 
@@ -64,6 +67,40 @@ TEST(ZoneCodecTest, AnExchangeRequestComesBackAsItWasSent) {
   EXPECT_EQ(c.admitted, 1u);
   EXPECT_EQ(c.generation, 3u);
   EXPECT_FALSE(c.caught_up);
+  ASSERT_EQ(r->rates.size(), 2u);
+  EXPECT_EQ(r->rates[0].key, (zone::BucketKey{"tenant-1", ""}));
+  EXPECT_EQ(r->rates[0].demand, 2 * zone::kWholeRate);
+  EXPECT_EQ(r->rates[0].applied, 250'000u);
+  EXPECT_EQ(r->rates[1].key, (zone::BucketKey{"tenant-1", "gold"}));
+  EXPECT_EQ(r->rates[1].applied, 1u);
+}
+
+TEST(ZoneCodecTest, RateReportsAndSharesOutOfRangeOrTwiceAreRefused) {
+  ExpectRefused([](auto& w) { w.mutable_rates(1)->mutable_key()->set_policy(""); },
+                "rates[1].key names a rate bucket reported twice");
+  ExpectRefused([](auto& w) { w.mutable_rates(0)->set_applied(zone::kWholeRate + 1); },
+                "rates[0].applied is above the whole rate");
+  ExpectRefused([](auto& w) { w.mutable_rates(0)->set_demand(kMaxZonePlaces + 1); }, "rates[0].demand is above 2^40");
+  ExpectRefused([](auto& w) { w.mutable_rates(1)->mutable_key()->set_tenant("\xff"); },
+                "rates[1].key.tenant is not valid UTF-8");
+  wire::ExchangeRequest w = Request();
+  w.mutable_rates(0)->set_applied(zone::kWholeRate);  // the whole rate is a share, not an attack
+  EXPECT_TRUE(Decode(w, kPartitions).ok());
+
+  zone::ExchangeAnswer answer;
+  answer.rate_shares = {{{"t", ""}, 750'000}, {{"t", "gold"}, zone::kWholeRate}};
+  wire::ExchangeAnswer wa;
+  Encode(answer, &wa);
+  Result<zone::ExchangeAnswer> a = Decode(wa);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->rate_shares.size(), 2u);
+  EXPECT_EQ(a->rate_shares[0].share, 750'000u);
+  EXPECT_EQ(a->rate_shares[1].key, (zone::BucketKey{"t", "gold"}));
+  wa.mutable_rate_shares(1)->set_share(zone::kWholeRate + 1);
+  Result<zone::ExchangeAnswer> bad = Decode(wa);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rate_shares[1].share is above the whole rate"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(ZoneCodecTest, AnswersAndDirectsComeBackAsTheyWereSent) {
