@@ -290,6 +290,14 @@ def bucket_directive(tenant, delta, seq, home, policy=""):
     return sfield(1, bucket_key(tenant, policy)) + sfield(2, vfield(1, delta) + vfield(2, seq) + vfield(3, home))
 
 
+def rate_report(tenant, demand, applied, policy=""):
+    return sfield(1, bucket_key(tenant, policy)) + vfield(2, demand) + vfield(3, applied)
+
+
+def rate_share(tenant, share, policy=""):
+    return sfield(1, bucket_key(tenant, policy)) + vfield(2, share)
+
+
 def seeds():
     s = {}
     s["record_value"] = {
@@ -422,6 +430,10 @@ configs:
         + sfield(2, bucket_report("t", two, seq=7, unused=5, home=1700000000000, applied=3, want=8))
         + sfield(2, bucket_report("t", [partition_count(15, 2, 0, 0x7FFFFFFFFFFFFFFF)], seq=2, policy="gold")),
         "exchange_empty": b"\x00" + sfield(1, "node-c@2"),
+        "exchange_rates": b"\x00" + sfield(1, "node-a@3") + sfield(3, rate_report("t", 2000000, 250000))
+        + sfield(3, rate_report("t", 0, 1000000, policy="gold")) + sfield(3, rate_report("u", 1 << 40, 0)),
+        "answer_rates": b"\x01" + sfield(1, bucket_key("t")) + sfield(3, rate_share("t", 750000))
+        + sfield(3, rate_share("t", 1000000, policy="gold")),
         "answer": b"\x01" + sfield(1, bucket_key("t")) + sfield(1, bucket_key("t", "gold"))
         + sfield(2, bucket_directive("t", 6, 1, 1700000000000)),
         "direct_recall": b"\x02" + sfield(1, "node-a@1700000000000") + sfield(2, bucket_directive("t", -3, 4, 1700000000000)),

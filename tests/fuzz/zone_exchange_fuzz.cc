@@ -4,8 +4,9 @@
 // ExchangeRequest is then answered by a ZoneHome, and a decoded DirectAnswer acknowledged.
 // Checks: whatever Decode accepts keeps its promises (names UTF-8 and within their lengths,
 // partitions of the topic and each counted once, buckets reported once, places at most 2^40,
-// directives numbered); encoding it and decoding again gives the same; the home takes any
-// accepted message without a sanitizer report, and never grants more than the bucket's limit.
+// directives numbered, rate buckets reported once, shares at most the whole rate); encoding it
+// and decoding again gives the same; the home takes any accepted message without a sanitizer
+// report, never grants more than the bucket's limit, nor rate shares past the whole rate.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -73,6 +74,31 @@ bool SameReports(const std::vector<zone::BucketReport>& a, const std::vector<zon
   return true;
 }
 
+void CheckRates(const std::vector<zone::RateReport>& rates) {
+  std::set<zone::BucketKey> keys;
+  for (const zone::RateReport& r : rates) {
+    CheckKey(r.key);
+    FUZZ_CHECK(keys.insert(r.key).second);
+    FUZZ_CHECK(r.demand <= kMaxZonePlaces && r.applied <= zone::kWholeRate);
+  }
+}
+
+bool SameRates(const std::vector<zone::RateReport>& a, const std::vector<zone::RateReport>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].demand != b[i].demand || a[i].applied != b[i].applied) return false;
+  }
+  return true;
+}
+
+bool SameShares(const std::vector<zone::RateShare>& a, const std::vector<zone::RateShare>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].share != b[i].share) return false;
+  }
+  return true;
+}
+
 bool SameDirectives(const std::vector<zone::BucketDirective>& a, const std::vector<zone::BucketDirective>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -97,11 +123,24 @@ void Home(const zone::ExchangeRequest& request, bool acknowledge) {
       home.Acknowledge(request.member, request.reports);
       continue;
     }
-    for (const zone::BucketDirective& d : home.Answer(request, members, 2'000 + round).directives) {
+    const zone::ExchangeAnswer answer = home.Answer(request, members, 2'000 + round);
+    for (const zone::BucketDirective& d : answer.directives) {
       if (d.directive.delta > 0) granted[d.key] += d.directive.delta;
     }
+    for (const zone::RateShare& r : answer.rate_shares) FUZZ_CHECK(r.share <= zone::kWholeRate);
   }
   for (const auto& [key, places] : granted) FUZZ_CHECK(places <= static_cast<int64_t>(kLimit));
+  // The other members' rate reports, then this one's again: the shares given (each member's
+  // last) never sum past the whole rate, whatever the members claim to apply.
+  std::map<std::pair<std::string, zone::BucketKey>, uint64_t> given;
+  auto note = [&](const std::string& member, const zone::ExchangeAnswer& answer) {
+    for (const zone::RateShare& r : answer.rate_shares) given[{member, r.key}] = r.share;
+  };
+  for (const std::string& m : {"a", "b"}) note(m, home.Answer({m, {}, request.rates}, members, 3'000));
+  note(request.member, home.Answer(request, members, 3'001));
+  std::map<zone::BucketKey, uint64_t> total;
+  for (const auto& [at, share] : given) total[at.second] += share;
+  for (const auto& [key, sum] : total) FUZZ_CHECK(sum <= zone::kWholeRate);
 }
 }  // namespace
 
@@ -123,10 +162,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.ok()) return 0;
       FUZZ_CHECK(!r->member.empty() && r->member.size() <= kMaxMemberLength && IsValidUtf8(r->member));
       CheckReports(r->reports);
+      CheckRates(r->rates);
       wire::ExchangeRequest again;
       Encode(*r, &again);
       Result<zone::ExchangeRequest> r2 = Decode(again, kPartitions);
-      FUZZ_CHECK(r2.ok() && r2->member == r->member && SameReports(r2->reports, r->reports));
+      FUZZ_CHECK(r2.ok() && r2->member == r->member && SameReports(r2->reports, r->reports) &&
+                 SameRates(r2->rates, r->rates));
       Home(*r, false);
       return 0;
     }
@@ -137,10 +178,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!r.ok()) return 0;
       for (const zone::BucketKey& k : r->roster) CheckKey(k);
       CheckDirectives(r->directives);
+      for (const zone::RateShare& s : r->rate_shares) {
+        CheckKey(s.key);
+        FUZZ_CHECK(s.share <= zone::kWholeRate);
+      }
       wire::ExchangeAnswer again;
       Encode(*r, &again);
       Result<zone::ExchangeAnswer> r2 = Decode(again);
-      FUZZ_CHECK(r2.ok() && r2->roster == r->roster && SameDirectives(r2->directives, r->directives));
+      FUZZ_CHECK(r2.ok() && r2->roster == r->roster && SameDirectives(r2->directives, r->directives) &&
+                 SameShares(r2->rate_shares, r->rate_shares));
       return 0;
     }
     case 2: {
