@@ -23,7 +23,8 @@ the zone admits exactly L (not L + n - 1), and a tenant whose streams hash mostl
 node's partitions is first rejected at 90 % of L or later (static shares: near 75 %). Zone-a
 admits at most L while streams keep coming through faults: its bucket's home paused (a
 rebalance moves its partitions and back), killed and restarted, and etcd paused past the
-heartbeat timeout.
+heartbeat timeout. With --zone, a tenant pushing twice its rate to one node's partitions gets
+about its whole rate there (static shares: about half).
 
 Usage: loki_frontend_emulation.py --limitsd PATH --mock-broker PATH --proto-python DIR [--zone]
 Exit 0 when every check holds, 1 otherwise. Prints what it measured.
@@ -52,6 +53,8 @@ TENANT = "tenant-at-limit"
 SKEWED = "tenant-skewed"
 FAULTS = "tenant-faults"
 RING_DOWN = "tenant-ring-down"
+RATE = "tenant-rate"
+RATE_MB = 0.2  # the rate tenant's ingestion_rate_mb; its burst is a quarter of a second of it
 LIMIT = 100
 TIMEOUT_MULTIPLIER = float(os.environ.get("LIMITSD_TEST_TIMEOUT_MULTIPLIER", "1") or 1)
 
@@ -158,6 +161,9 @@ class Node:
             "limits.tenants.%s.max_global_streams_per_user" % SKEWED: str(LIMIT),
             "limits.tenants.%s.max_global_streams_per_user" % FAULTS: str(LIMIT),
             "limits.tenants.%s.max_global_streams_per_user" % RING_DOWN: str(LIMIT),
+            "limits.enforce_rate": "true",
+            "limits.tenants.%s.ingestion_rate_mb" % RATE: str(RATE_MB),
+            "limits.tenants.%s.ingestion_burst_size_mb" % RATE: str(RATE_MB / 4),
             "ring.store": "etcd",
             "ring.etcd_endpoints": etcd_endpoint,
             "ring.etcd_dial_timeout": "2s",
@@ -433,10 +439,60 @@ def run(args, workdir):
             for node, n in per_node.items():
                 check(abs(n - shares[node]) <= 1, "%s accepted its share %d (+-1), got %d" % (node, shares[node], n))
 
+        # 3a. The rate: a tenant pushing twice its rate for 8 s, every stream on a-0's partitions.
+        #     With static shares a-0 refills at its share (its partitions over all: about half);
+        #     in the zone, the bucket's home gives it the whole rate once it hears a-0's demand.
+        #     Refused streams get reason 1001 (limitsd's: Loki's distributors rate-limit earlier).
+        a0 = set(frontend.assigned(nodes["a-0"].addr))
+        rate_bytes = RATE_MB * 1024 * 1024
+        burst = rate_bytes / 4
+        pool_hashes = []
+        while len(pool_hashes) < 50:
+            h = rng.getrandbits(64)
+            if h % NUM_PARTITIONS in a0:
+                pool_hashes.append(h)
+        sent = taken_bytes = 0
+        rate_reasons = set()
+        rate_started = time.monotonic()
+        while time.monotonic() - rate_started < 8:
+            batch = [pool_hashes[(sent + i) % len(pool_hashes)] for i in range(10)]
+            r, a = frontend.exceeds_limits(RATE, batch)
+            check(all(addr_to_node.get(a.get(h)) == "a-0" for h in batch), "a-0 answered the rate tenant's streams")
+            sent += len(batch)
+            taken_bytes += 1000 * sum(1 for h in batch if h not in r)
+            rate_reasons |= set(r.values())
+            # Paced at twice the rate (a pacing sleep, not a wait for something to happen).
+            ahead = sent * 1000 / (2 * rate_bytes) - (time.monotonic() - rate_started)
+            if ahead > 0:
+                time.sleep(ahead)
+        elapsed = time.monotonic() - rate_started
+        static_share = len(a0) / NUM_PARTITIONS
+        print("tenant %s at %.0f KiB/s pushed twice that for %.1f s, all to a-0 (%d of %d partitions): %.0f KiB "
+              "accepted, %.0f %% of the rate over the push (static share %.0f %%), reasons of the rest %s"
+              % (RATE, rate_bytes / 1024, elapsed, len(a0), NUM_PARTITIONS, taken_bytes / 1024,
+                 100 * taken_bytes / (rate_bytes * elapsed), 100 * static_share, sorted(rate_reasons)))
+        check(rate_reasons <= {1001}, "the rate tenant's refusals are reason 1001 (rate limited: limitsd's own)")
+        # Bounded by the rate and the node's burst (and a round's timing).
+        check(taken_bytes <= rate_bytes * (elapsed + 0.5) + burst, "a-0 took at most the rate and its burst")
+        if args.zone:
+            check(taken_bytes >= 0.75 * rate_bytes * elapsed, "a-0 took at least 75 % of the whole rate (shared)")
+            status, body = http_get(nodes["a-0"].http_port, "/ingest-limits/usage/" + RATE)
+            rates_doc = json.loads(body).get("zone_rates", [])
+            print("usage on a-0, zone_rates: %s" % json.dumps(rates_doc))
+            check(len(rates_doc) == 1 and (rates_doc[0].get("share") or 0) >= 0.9, "a-0 refills at 90 % of the "
+                  "rate or more")
+            held = []
+            for n in (nodes["a-0"], nodes["a-1"]):
+                doc = json.loads(http_get(n.http_port, "/ingest-limits/usage/" + RATE)[1]).get("zone_rates", [])
+                held += [b["zone_held"] for b in doc if "zone_held" in b]
+            check(len(held) == 1 and held[0] <= 1.0, "the home's shares sum to at most the rate (%s)" % held)
+        else:
+            check(taken_bytes <= static_share * rate_bytes * (elapsed + 0.5) + burst,
+                  "a-0 took at most its static share of the rate and its burst")
+
         # 3b. With shared limits: a tenant whose streams land two to one on a-0's partitions, one
         #     stream per push. Static shares reject it when a-0's share fills (near 75 % of L).
         if args.zone:
-            a0 = set(frontend.assigned(nodes["a-0"].addr))
             skewed, taken = [], 0
             while len(skewed) < 3 * LIMIT:
                 h = rng.getrandbits(64)
