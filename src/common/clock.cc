@@ -11,6 +11,10 @@ class SystemClock final : public Clock {
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
   }
+  int64_t SteadyMillis() const override {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+  }
 };
 
 }  // namespace

@@ -11,6 +11,10 @@ class Clock {
   virtual ~Clock() = default;
   // Milliseconds since the Unix epoch.
   virtual int64_t NowMillis() const = 0;
+  // Milliseconds of a clock that never jumps, from an arbitrary start (not comparable across
+  // processes): for durations on this node that a wall-clock step must not stretch or cut,
+  // such as leases. A fake's is its wall clock.
+  virtual int64_t SteadyMillis() const { return NowMillis(); }
 
   // The process-wide wall clock.
   static const Clock& System();

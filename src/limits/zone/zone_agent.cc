@@ -14,7 +14,7 @@ ZoneAgent::ZoneAgent(Options options, ZoneEnvironment& env, ZoneTransport& trans
       member_(options_.lease_ms),
       home_(
           options_.num_partitions, options_.lease_ms, [this](const BucketKey& key) { return env_.LimitOf(key); },
-          [this](const BucketKey& key) { return HomeOf(key, ring_ids_) == options_.self.id; }, clock.NowMillis(),
+          [this](const BucketKey& key) { return HomeOf(key, ring_ids_) == options_.self.id; }, clock.SteadyMillis(),
           IncarnationTiebreak(options_.self.id)) {}
 
 std::vector<std::string> ZoneAgent::IdsOf(const std::vector<ZonePeer>& peers) {
@@ -53,7 +53,7 @@ void ZoneAgent::Heard(const std::string& member) {
 
 std::vector<ZoneBucket> ZoneAgent::States(const std::vector<std::pair<BucketKey, uint64_t>>& buckets) {
   const std::vector<std::string> ids = IdsOf(env_.Members());
-  const int64_t now = clock_.NowMillis();
+  const int64_t now = clock_.SteadyMillis();
   std::vector<ZoneBucket> out;
   out.reserve(buckets.size());
   std::lock_guard lock(member_mu_);
@@ -110,7 +110,7 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
       r.urgent = true;
     }
   }
-  const int64_t sent = clock_.NowMillis();
+  const int64_t sent = clock_.SteadyMillis();
   Result<ExchangeAnswer> answer =
       home.id == options_.self.id ? Exchange(request, deadline) : transport_.Exchange(home.address, request, deadline);
   if (!answer.ok()) return false;
@@ -142,7 +142,7 @@ std::optional<ZonePeer> ZoneAgent::HomePeerOf(const BucketKey& key) {
   if (it == peers.end()) return std::nullopt;
   std::lock_guard lock(member_mu_);
   auto silent = silent_until_.find(id);
-  if (silent != silent_until_.end() && clock_.NowMillis() < silent->second) return std::nullopt;
+  if (silent != silent_until_.end() && clock_.SteadyMillis() < silent->second) return std::nullopt;
   return *it;
 }
 
@@ -156,7 +156,7 @@ bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys
   if (Expired(deadline)) return false;  // the request's time is up, not the home's fault
   if (ExchangeWith(home, keys, triggers, need, deadline)) return true;
   std::lock_guard lock(member_mu_);
-  silent_until_[home.id] = clock_.NowMillis() + options_.silent_hold_ms;
+  silent_until_[home.id] = clock_.SteadyMillis() + options_.silent_hold_ms;
   return false;
 }
 
@@ -197,7 +197,7 @@ void ZoneAgent::Round() {
     }
     triggered_.clear();
   }
-  for (RateReport& r : rates_.Reports(clock_.NowMillis())) {
+  for (RateReport& r : rates_.Reports(clock_.SteadyMillis())) {
     rates_by_home[HomeOf(r.key, ids)].push_back(std::move(r));
   }
   for (const ZonePeer& p : peers) {
@@ -214,7 +214,7 @@ void ZoneAgent::Round() {
   }
   std::lock_guard lock(home_mu_);
   ring_ids_ = ids;
-  home_.Tick(NamesOf(peers), clock_.NowMillis());
+  home_.Tick(NamesOf(peers), clock_.SteadyMillis());
 }
 
 bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need, Deadline deadline) {
@@ -264,7 +264,7 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadl
   if (!starved.empty()) AskForReports(starved, request.member, peers, deadline);
   {
     std::lock_guard lock(home_mu_);
-    answer = home_.Answer(request, NamesOf(peers), clock_.NowMillis());
+    answer = home_.Answer(request, NamesOf(peers), clock_.SteadyMillis(), clock_.NowMillis());
   }
   if (!answer.recalls.empty()) SendRecalls(answer.recalls, peers, deadline);
   answer.recalls.clear();  // sent: the asker asks again

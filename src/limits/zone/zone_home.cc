@@ -39,9 +39,9 @@ std::vector<std::string> ZoneHome::MayAdmitCold(const std::vector<std::string>& 
 }
 
 HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
-                            const std::vector<std::string>& members, int64_t now_ms) {
+                            const std::vector<std::string>& members, int64_t now_ms, int64_t wall_ms) {
   last_incarnation_ =
-      NextIncarnation(static_cast<uint64_t>(now_ms), std::max(seen_incarnation, last_incarnation_), tiebreak_);
+      NextIncarnation(static_cast<uint64_t>(wall_ms), std::max(seen_incarnation, last_incarnation_), tiebreak_);
   HomeLedger ledger(limit_of_(key), last_incarnation_, num_partitions_, HashOf(key));
   if (closing) {
     ledger.StartClosing(MayAdmitCold(members, now_ms));
@@ -57,7 +57,8 @@ HomeLedger& ZoneHome::Start(const BucketKey& key, uint64_t seen_incarnation, boo
 }
 
 ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vector<std::string>& members,
-                                int64_t now_ms) {
+                                int64_t now_ms, std::optional<int64_t> wall) {
+  const int64_t wall_ms = wall.value_or(now_ms);
   answered_[request.member] = now_ms;
   ExchangeAnswer answer;
   std::set<BucketKey> reported;
@@ -70,9 +71,9 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     if (ledger == nullptr) {
       if (r.report.applied_home != 0) {
         // It holds headroom of an earlier home: the bucket was hot before this node homed it.
-        ledger = &Start(r.key, r.report.applied_home, false, members, now_ms);
+        ledger = &Start(r.key, r.report.applied_home, false, members, now_ms, wall_ms);
       } else if (r.trigger && Learnt(members)) {
-        ledger = &Start(r.key, 0, true, members, now_ms);
+        ledger = &Start(r.key, 0, true, members, now_ms, wall_ms);
       } else {
         continue;  // a cold bucket nobody asked to turn hot
       }
@@ -92,7 +93,7 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     reported.insert(r.key);
     if (ledger->Superseded() > 0) {
       // Its members apply a later home's directives and drop ours: start above it, learning.
-      ledger = &Start(r.key, ledger->Superseded(), false, members, now_ms);
+      ledger = &Start(r.key, ledger->Superseded(), false, members, now_ms, wall_ms);
       ledger->Apply(request.member, r.report);
     }
     if (ledger->RoomsOpen() && !ledger->CanGrant()) {

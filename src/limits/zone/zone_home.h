@@ -47,8 +47,11 @@ class ZoneHome {
   ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms,
            uint16_t tiebreak = 0);
 
-  // `members`: the zone's live members, as the ring says.
-  ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms);
+  // `members`: the zone's live members, as the ring says. `now_ms` times leases (a steady
+  // clock's); `wall_ms`, the wall clock's now (unix ms), numbers new ledgers, which homes on
+  // other nodes compare (tests pass one clock for both).
+  ExchangeAnswer Answer(const ExchangeRequest& request, const std::vector<std::string>& members, int64_t now_ms,
+                        std::optional<int64_t> wall_ms = std::nullopt);
 
   // `member`'s reports in answer to this home's Direct (a recall sent at once): applied to the
   // buckets' ledgers, so that the returns they acknowledge are free at once. Nothing is
@@ -87,7 +90,7 @@ class ZoneHome {
   std::vector<std::string> MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const;
   bool Leased(const std::string& member, int64_t now_ms) const;
   HomeLedger& Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
-                    const std::vector<std::string>& members, int64_t now_ms);
+                    const std::vector<std::string>& members, int64_t now_ms, int64_t wall_ms);
 
   const int32_t num_partitions_;
   const int64_t lease_ms_;

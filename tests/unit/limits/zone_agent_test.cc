@@ -177,6 +177,28 @@ TEST(ZoneAgentTest, AMemberAdmitsNothingUntilItHearsFromTheHome) {
   EXPECT_TRUE(zone.Push(0));
 }
 
+// Leases run on the steady clock: a wall clock stepped forward (NTP, a resumed VM) does not cut
+// a member's lease short, and one stepped back does not keep a lapsed lease alive (with the
+// wall clock it would: a member cut off from its home would admit cold for the hour stepped).
+TEST(ZoneAgentTest, LeasesRunOnTheSteadyClockNotTheWallClock) {
+  using namespace std::chrono_literals;
+  Zone zone(2, 64);
+  zone.Round();
+  const std::string home = HomeOf(kKey, std::vector<std::string>{"a", "b"});
+  ZoneAgent& member = zone.agent(home == "a" ? 1 : 0);
+  EXPECT_EQ(member.States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kCold);
+  zone.clock().StepWall(2h);
+  EXPECT_EQ(member.States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kCold);
+  zone.Down(home, true);
+  zone.clock().StepWall(-3h);
+  zone.clock().Advance(61s);
+  member.Round();  // the home does not answer: no renewal
+  EXPECT_EQ(member.States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kUnknown);
+  zone.Down(home, false);
+  member.Round();
+  EXPECT_EQ(member.States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kCold);
+}
+
 // Streams arrive on random partitions; every 10 pushes, a round. The zone ends at its limit
 // exactly and is never past it, and the first rejection comes near the limit (printed, with
 // the calls requests waited for while far from it).
