@@ -213,6 +213,7 @@ void Encode(const zone::ExchangeAnswer& in, wire::ExchangeAnswer* out) {
     EncodeKey(r.key, w->mutable_key());
     w->set_share(r.share);
   }
+  for (const zone::BucketKey& k : in.full) EncodeKey(k, out->add_full());
 }
 
 void Encode(const DirectRequest& in, wire::DirectRequest* out) {
@@ -237,6 +238,7 @@ Result<zone::ExchangeAnswer> Decode(const wire::ExchangeAnswer& in) {
   ASSIGN_OR_RETURN(out.roster, DecodeKeys(in.roster(), "roster", kMaxZoneEntries));
   ASSIGN_OR_RETURN(out.directives, DecodeDirectives(in.directives()));
   ASSIGN_OR_RETURN(out.rate_shares, DecodeShares(in.rate_shares()));
+  ASSIGN_OR_RETURN(out.full, DecodeKeys(in.full(), "full", kMaxZoneReports));
   return out;
 }
 

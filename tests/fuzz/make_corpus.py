@@ -433,7 +433,7 @@ configs:
         "exchange_rates": b"\x00" + sfield(1, "node-a@3") + sfield(3, rate_report("t", 2000000, 250000))
         + sfield(3, rate_report("t", 0, 1000000, policy="gold")) + sfield(3, rate_report("u", 1 << 40, 0)),
         "answer_rates": b"\x01" + sfield(1, bucket_key("t")) + sfield(3, rate_share("t", 750000))
-        + sfield(3, rate_share("t", 1000000, policy="gold")),
+        + sfield(3, rate_share("t", 1000000, policy="gold")) + sfield(4, bucket_key("t", "gold")),
         "answer": b"\x01" + sfield(1, bucket_key("t")) + sfield(1, bucket_key("t", "gold"))
         + sfield(2, bucket_directive("t", 6, 1, 1700000000000)),
         "direct_recall": b"\x02" + sfield(1, "node-a@1700000000000") + sfield(2, bucket_directive("t", -3, 4, 1700000000000)),

@@ -182,11 +182,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CheckKey(s.key);
         FUZZ_CHECK(s.share <= zone::kWholeRate);
       }
+      for (const zone::BucketKey& k : r->full) CheckKey(k);
       wire::ExchangeAnswer again;
       Encode(*r, &again);
       Result<zone::ExchangeAnswer> r2 = Decode(again);
       FUZZ_CHECK(r2.ok() && r2->roster == r->roster && SameDirectives(r2->directives, r->directives) &&
-                 SameShares(r2->rate_shares, r->rate_shares));
+                 SameShares(r2->rate_shares, r->rate_shares) && r2->full == r->full);
       return 0;
     }
     case 2: {

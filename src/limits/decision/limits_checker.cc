@@ -314,6 +314,7 @@ Status LimitsChecker::AdmitInZone(std::string_view tenant, const TenantLimits& l
         changed |= agent.TurnHot(key, streams, calls_until);
         break;
       case zone::ZoneBucket::Mode::kHot:
+        if (agent.KnownFull(key)) break;  // the zone is at its limit: no call
         zone_calls_["acquire"]->Increment();
         changed |= agent.Acquire(key, streams, calls_until);
         break;

@@ -116,7 +116,11 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   if (!answer.ok()) return false;
   rates_.Apply(answer->rate_shares);
   std::lock_guard lock(member_mu_);
-  for (const BucketDirective& d : answer->directives) member_.Apply(d.key, d.directive);
+  for (const BucketDirective& d : answer->directives) {
+    member_.Apply(d.key, d.directive);
+    if (d.directive.delta > 0) full_until_.erase(d.key);
+  }
+  for (const BucketKey& key : answer->full) full_until_[key] = clock_.SteadyMillis() + options_.silent_hold_ms;
   member_.Heard(home.id, std::move(answer->roster), sent);
   silent_until_.erase(home.id);
   return true;
@@ -217,11 +221,21 @@ void ZoneAgent::Round() {
   home_.Tick(NamesOf(peers), clock_.SteadyMillis());
 }
 
+bool ZoneAgent::KnownFull(const BucketKey& key) {
+  std::lock_guard lock(member_mu_);
+  auto it = full_until_.find(key);
+  if (it == full_until_.end()) return false;
+  if (clock_.SteadyMillis() < it->second) return true;
+  full_until_.erase(it);
+  return false;
+}
+
 bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need, Deadline deadline) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   MemberBucket* bucket = HotBucket(key);
   if (!home || bucket == nullptr) return false;  // not hot here: the next request sees its state
   for (int attempt = 0; attempt < 2; ++attempt) {
+    if (KnownFull(key)) break;  // at the limit: asking again changes nothing
     // A failed call fails closed: what it holds is all it spends.
     if (!CallFor(*home, {key}, {}, std::max<uint64_t>(1, need), deadline)) return false;
     if (bucket->unused() >= need) return true;

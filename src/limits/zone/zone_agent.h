@@ -66,8 +66,9 @@ class ZoneAgent final : public ZoneHandler {
     // and at least this.
     uint64_t min_want = 4;
     // After a request's call to a home failed, requests do not call it again for this long
-    // (a paused or partitioned home costs one call timeout per interval, not one per request).
-    // The node passes its exchange interval.
+    // (a paused or partitioned home costs one call timeout per interval, not one per request);
+    // nor, for a bucket, after its home said the zone is full. The node passes its exchange
+    // interval.
     int64_t silent_hold_ms = 1'000;
     // A request's calls to peers end within this in all, and by its caller's deadline leaving
     // it a quarter of its time to answer (CallsDeadline). The node passes its call timeout.
@@ -92,6 +93,9 @@ class ZoneAgent final : public ZoneHandler {
   // them (urgent), and a second when the home had to recall places from others first. True
   // when it holds headroom.
   bool Acquire(const BucketKey& key, uint64_t need, Deadline deadline);
+  // Whether the bucket's home said, within the last silent_hold_ms, that the zone is settled at
+  // its limit (ExchangeAnswer::full): Acquire would change nothing, so requests refuse at once.
+  bool KnownFull(const BucketKey& key);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
   // home has the other members report it at once), and exchanges once more for this member's
   // first directive (and Acquires when that brought nothing). True when the bucket is hot here
@@ -182,6 +186,7 @@ class ZoneAgent final : public ZoneHandler {
   ZoneMember member_;              // GUARDED_BY(member_mu_)
   std::set<BucketKey> triggered_;  // GUARDED_BY(member_mu_)
   std::map<std::string, int64_t> silent_until_;  // GUARDED_BY(member_mu_): a home's call failed, until
+  std::map<BucketKey, int64_t> full_until_;      // GUARDED_BY(member_mu_): the home said full, until
 
   RateShares rates_;  // its own lock, taken alone
 

@@ -113,7 +113,9 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     answer.directives.push_back({r.key, grant});
     const uint64_t short_of = r.want - std::min<uint64_t>(r.want, static_cast<uint64_t>(grant.delta));
     const bool starved = r.urgent ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
-    if (starved && !ledger->Learning()) {
+    if (starved && SettledAtLimit(*ledger, request.member)) {
+      answer.full.push_back(r.key);
+    } else if (starved && !ledger->Learning()) {
       // Out of headroom with nothing free: half of what each other member holds comes back;
       // for an urgent ask short of what waits, at least each one's share of the shortfall (so
       // that the asker's next exchange gets all of it when the others hold that much).
@@ -156,6 +158,13 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     answer.rate_shares = rates_.Answer(request.member, rates, members.size(), heard_all_since, now_ms);
   }
   return answer;
+}
+
+bool ZoneHome::SettledAtLimit(const HomeLedger& ledger, const std::string& asker) {
+  if (!ledger.CanGrant() || ledger.RoomsOpen() || ledger.Free() > 0 || ledger.Unsettled(asker)) return false;
+  const std::vector<std::string> members = ledger.Members();
+  return std::all_of(members.begin(), members.end(),
+                     [&](const std::string& m) { return m == asker || ledger.ReportedUnused(m) == 0; });
 }
 
 void ZoneHome::Acknowledge(const std::string& member, const std::vector<BucketReport>& reports) {

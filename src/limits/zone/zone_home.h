@@ -18,7 +18,8 @@
 // Headroom policy: a member gets what it asks for, at most half of a fair share of what is free
 // (so that little is stranded with members that stop needing it near the limit), plus, in the
 // first directive of a turn to hot, the room it had left on its floors. One out of headroom
-// when nothing is free makes the others give back half of what they hold (recalls).
+// when nothing is free makes the others give back half of what they hold (recalls); with
+// nothing to recall either, it is told the bucket is full.
 // Rate buckets are shared by demand, each member's share a flow it refills at (rate_ledger.h).
 // Pure: times are passed in. Not thread-safe.
 #pragma once
@@ -89,6 +90,9 @@ class ZoneHome {
   std::vector<std::string> Known(const std::vector<std::string>& members) const;
   std::vector<std::string> MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const;
   bool Leased(const std::string& member, int64_t now_ms) const;
+  // Nothing free, nothing to recall and no grant unacknowledged but the asker's: the zone is at
+  // the bucket's limit, and only expiring streams free places (ExchangeAnswer::full).
+  static bool SettledAtLimit(const HomeLedger& ledger, const std::string& asker);
   HomeLedger& Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
                     const std::vector<std::string>& members, int64_t now_ms, int64_t wall_ms);
 

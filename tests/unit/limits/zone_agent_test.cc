@@ -199,6 +199,48 @@ TEST(ZoneAgentTest, LeasesRunOnTheSteadyClockNotTheWallClock) {
   EXPECT_EQ(member.States({{kKey, 64}})[0].mode, ZoneBucket::Mode::kCold);
 }
 
+// At the limit, a member's refused stream costs one call to the home, which says the zone is
+// full; the member's next refusals cost none until an exchange interval has passed.
+TEST(ZoneAgentTest, AtASettledLimitRefusalsCostOneCallAnInterval) {
+  using namespace std::chrono_literals;
+  constexpr uint64_t kLimit = 64;
+  Zone zone(3, kLimit);
+  zone.Round();
+  std::mt19937 rng(11);
+  for (int push = 0; push < 400 && zone.total() < kLimit; ++push) {
+    zone.Push(static_cast<int32_t>(rng() % kPartitions));
+    if (push % 10 == 9) zone.Round();
+  }
+  ASSERT_EQ(zone.total(), kLimit);
+  zone.Round();  // every member reports what it spent: nothing held unused is left to recall
+  zone.Round();
+  // A member that is not the home (its calls go through the transport, and are counted), and
+  // one of its partitions: its first refusal calls, and is told the zone is full; the others
+  // do not call.
+  int home = -1;
+  for (int i = 0; i < zone.size(); ++i) {
+    if (zone.agent(i).LedgerOf(kKey)) home = i;
+  }
+  ASSERT_GE(home, 0);
+  const int member = (home + 1) % zone.size();
+  const auto partition = static_cast<int32_t>(member);  // OwnerOf(p) = p % members
+  zone.clock().Advance(1100ms);  // past what the fill's refusals were told
+  int refusals_calling = 0;
+  for (int i = 0; i < 20; ++i) {
+    const int before = zone.exchanges();
+    EXPECT_FALSE(zone.Push(partition));
+    refusals_calling += zone.exchanges() > before;
+  }
+  EXPECT_EQ(refusals_calling, 1) << "the home said full: later refusals do not call";
+  EXPECT_TRUE(zone.agent(member).KnownFull(kKey));
+  zone.clock().Advance(1100ms);
+  EXPECT_FALSE(zone.agent(member).KnownFull(kKey));
+  const int before = zone.exchanges();
+  EXPECT_FALSE(zone.Push(partition));
+  EXPECT_GT(zone.exchanges(), before);  // asks again after the interval
+  EXPECT_EQ(zone.total(), kLimit);
+}
+
 // Streams arrive on random partitions; every 10 pushes, a round. The zone ends at its limit
 // exactly and is never past it, and the first rejection comes near the limit (printed, with
 // the calls requests waited for while far from it).

@@ -257,6 +257,49 @@ TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
   EXPECT_TRUE(again.recalls.empty());
 }
 
+// An ask short of what it wants is told the bucket is full only once the zone is settled at
+// its limit: nothing free, no grant unacknowledged, nothing held unused by another member (which
+// a recall would bring back). The member then refuses without asking again until its next round.
+TEST(ZoneHomeTest, AnAskAtASettledLimitIsToldTheBucketIsFull) {
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
+  home.Answer({"b", {}}, {"a", "b"}, 900);
+  MemberBucket a, b;
+  auto ask = [&](MemberBucket& m, const std::string& name, uint64_t count, uint64_t want, int64_t t) {
+    BucketReport r = Report(kKey, m, name == "a" ? std::vector<PartitionCount>{Count(0, count)} : std::vector<PartitionCount>{},
+                            want, home.LedgerOf(kKey) == nullptr);
+    r.urgent = want > 0;
+    ExchangeAnswer answer = home.Answer({name, {r}}, {"a", "b"}, t);
+    for (const BucketDirective& d : answer.directives) EXPECT_TRUE(m.Apply(d.directive));
+    return answer;
+  };
+  EXPECT_TRUE(ask(a, "a", 0, 4, 1'000).full.empty());
+  ask(b, "b", 0, 2, 1'010);
+  ask(a, "a", 0, 0, 1'020);
+  ask(b, "b", 0, 0, 1'030);
+  ASSERT_FALSE(home.LedgerOf(kKey)->RoomsOpen());
+  ask(b, "b", 0, 2, 1'040);  // b holds places it does not use
+  ask(b, "b", 0, 0, 1'050);
+  ASSERT_GT(b.unused(), 0u);
+  uint64_t admitted = 0;
+  for (int64_t t = 1'100; t < 2'000; t += 10) {
+    while (a.TrySpend()) ++admitted;
+    const ExchangeAnswer more = ask(a, "a", admitted, 1, t);
+    if (!more.full.empty()) break;
+    // b holds places unused: they are recalled, never "full"
+    for (const Recall& r : more.recalls) {
+      ASSERT_EQ(r.member, "b");
+      ASSERT_TRUE(b.Apply(r.directive.directive));
+      home.Acknowledge("b", {Report(kKey, b, {}, 0)});
+    }
+  }
+  EXPECT_EQ(admitted, 10u);
+  EXPECT_EQ(b.unused(), 0u);
+  EXPECT_EQ(home.LedgerOf(kKey)->Free(), 0);
+  const ExchangeAnswer at_limit = ask(a, "a", admitted, 3, 2'000);
+  EXPECT_EQ(at_limit.full, std::vector<BucketKey>{kKey});
+  EXPECT_TRUE(at_limit.recalls.empty());
+}
+
 TEST(ZoneHomeTest, AMemberWhoseLeaseRanOutIsNoLongerWaitedOn) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
   home.Answer({"b", {}}, {"a", "b"}, 500);  // b holds a lease from 500

@@ -108,12 +108,14 @@ TEST(ZoneCodecTest, AnswersAndDirectsComeBackAsTheyWereSent) {
   answer.roster = {{"t", ""}, {"t", "gold"}};
   answer.directives = {{{"t", ""}, {5, 1, 99}}, {{"t", "gold"}, {-3, 2, 99}}};
   answer.recalls = {{"node-b", {{"t", ""}, {-1, 4, 99}}}};
+  answer.full = {{"t", "gold"}};
   wire::ExchangeAnswer wa;
   Encode(answer, &wa);
   EXPECT_EQ(wa.directives_size(), 2);  // recalls are the home's to send, not the asker's
   Result<zone::ExchangeAnswer> a = Decode(wa);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->roster, answer.roster);
+  EXPECT_EQ(a->full, answer.full);
   ASSERT_EQ(a->directives.size(), 2u);
   EXPECT_EQ(a->directives[1].directive.delta, -3);
   EXPECT_EQ(a->directives[1].directive.seq, 2u);
