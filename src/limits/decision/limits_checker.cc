@@ -59,15 +59,25 @@ class RateDraw {
       b.rate = b.whole_rate * agent.RateShareOf({tenant_, b.policy}, b.whole_rate, b.bytes);
     }
   }
-  bool Take(RateLimiter& rates, int64_t now_ms) {
+  // Takes the request's bytes from every bucket, or from none: the bucket that had too few when
+  // it did not.
+  std::optional<size_t> Take(RateLimiter& rates, int64_t now_ms) {
     for (size_t i = 0; i < buckets_.size(); ++i) {
       const Bucket& b = buckets_[i];
       // A rate of 0 is no limit (a share of 0 is not: the burst only).
       if (b.bytes == 0 || b.whole_rate <= 0 || rates.TryTake(b.key, b.bytes, b.rate, b.burst, now_ms)) continue;
       for (size_t j = 0; j < i; ++j) rates.Refund(buckets_[j].key, buckets_[j].bytes, buckets_[j].burst);
-      return false;
+      return i;
     }
-    return true;
+    return std::nullopt;
+  }
+  // One line per tenant and minute saying why a request was refused for its rate: the bucket,
+  // its rate and burst, this node's share of the rate, what the request asked.
+  void Explain(size_t bucket, std::string_view tenant, size_t streams) const {
+    const Bucket& b = buckets_[bucket];
+    auto line = log::Info("limits", "streams refused: the tenant's ingestion rate is used up on this node");
+    line.Kv("tenant", tenant).Kv("policy", b.policy).Kv("rate_bytes", b.whole_rate).Kv("burst_bytes", b.burst);
+    line.Kv("share", b.rate / b.whole_rate).Kv("streams", streams).Kv("bytes", b.bytes);
   }
   // Gives back `bytes` of a stream that was taken for and then not ingested.
   void Refund(size_t bucket, double bytes) { buckets_[bucket].refund += bytes; }
@@ -200,7 +210,8 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
     }
     if (options_.zone != nullptr) draw->ShareInZone(*options_.zone);
   }
-  if (draw && !draw->Take(rates_, clock_.NowMillis())) {
+  if (const std::optional<size_t> short_of = draw ? draw->Take(rates_, clock_.NowMillis()) : std::nullopt) {
+    if (rate_notices_.Allow(tenant, clock_.NowMillis())) draw->Explain(*short_of, tenant, served.size());
     count_unserved();
     for (const StreamUpdate& s : served) rejected->push_back({s.stream_hash, kReasonRateLimited});
     rejected_[kReasonRateLimited]->Increment(static_cast<double>(served.size()));

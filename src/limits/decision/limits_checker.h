@@ -107,6 +107,7 @@ class LimitsChecker {
   std::map<std::string, prometheus::Counter*> zone_refused_;
   std::map<std::string, prometheus::Counter*> zone_calls_;
   NoticeLimiter zone_notices_;
+  NoticeLimiter rate_notices_;  // a line per tenant and minute saying why its rate refused a request
 };
 
 }  // namespace limits

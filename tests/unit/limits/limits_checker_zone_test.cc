@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 
+#include "common/log.h"
 #include "limits/decision/limits_checker.h"
 #include "limits/decision/zone_environment.h"
 #include "testing/fake_clock.h"
@@ -312,7 +313,17 @@ TEST(LimitsCheckerZoneTest, TheRateFollowsThePushesAcrossTheZoneAndNeverPassesIt
   };
   const auto [static_a, static_b] = run(false, false);
   EXPECT_LT(static_a, kSeconds / 2 + 1);  // half the rate, and its burst
+  std::vector<std::string> lines;
+  log::SetSinkForTest([&](std::string_view line) {
+    if (line.find("ingestion rate is used up") != std::string_view::npos) lines.emplace_back(line);
+  });
   const auto [zone_a, zone_b] = run(true, false);
+  log::SetSinkForTest(nullptr);
+  // Why, once a minute per tenant on each node that refused: the bucket, its rate, the share.
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("\"tenant\":\"t\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("\"rate_bytes\":1048576"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("\"share\":"), std::string::npos) << lines[0];
   EXPECT_GT(zone_a, 0.9 * kSeconds);  // the whole rate, but for the first rounds
   EXPECT_EQ(zone_b, 0);
   const auto [both_a, both_b] = run(true, true);
