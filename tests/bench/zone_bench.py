@@ -13,7 +13,9 @@ total at the end (overshoot),
 and the p99 of ExceedsLimits calls while the tenant is far from its limit (< 50 % of L) and
 at it (>= 95 %). Hash shapes: uniform, or skewed (two thirds of the streams on the
 partitions of the node serving the fewest). Push shapes: steady (10 streams a push) or bursty
-(200 a push). Figures only: nothing here asserts.
+(200 a push). Figures only: nothing here asserts. When the first push with a rejection had
+rejections other than reason 2 (the limit), a line under its row says which (1: a stream no
+zone answered in time, which Loki would accept).
 
 Usage: zone_bench.py --limitsd PATH --mock-broker PATH --proto-python DIR
                      [--nodes 1,2,4,8] [--limits 64,640,6400] [--modes shared,static] [--two-zones]
@@ -44,7 +46,7 @@ def percentile(values, q):
 
 def run_tenant(frontend, tenant, limit, hashes, batch):
     """Pushes `hashes` in pushes of `batch`; returns the figures."""
-    accepted, first_rejection = 0, None
+    accepted, first_rejection, first_push = 0, None, None
     far, near = [], []
     for i in range(0, len(hashes), batch):
         part = hashes[i:i + batch]
@@ -62,8 +64,15 @@ def run_tenant(frontend, tenant, limit, hashes, batch):
             # A push is checked whole: the tenant's total once the first push with a rejection is
             # answered (a push that fills the limit exactly and rejects the rest is not early).
             first_rejection = accepted
+            # Why: reason 2 is the limit; 1 is a stream no zone answered (the frontend's timeout,
+            # a node not ready), which Loki would accept.
+            why = {}
+            for h in rejected:
+                why[results[h]] = why.get(results[h], 0) + 1
+            first_push = {"reasons": why, "ms": 1000 * elapsed}
     return {"first": first_rejection if first_rejection is not None else accepted, "end": accepted,
-            "p99_far": percentile(far, 0.99), "p99_at": percentile(near, 0.99)}
+            "p99_far": percentile(far, 0.99), "p99_at": percentile(near, 0.99),
+            "first_push": first_push if first_rejection is not None else None}
 
 
 # (hash shape, push shape) of each run; a push is `PUSH_STREAMS[push shape]` streams.
@@ -140,6 +149,10 @@ def main():
                         print("%-6s %-5d %5d %-8s %-6s %8.1f%% %8.1f%% %8.1fms %8.1fms" % (
                             mode, n, limit, shape, pushes, 100.0 * f["first"] / limit, 100.0 * f["end"] / limit,
                             1000 * f["p99_far"], 1000 * f["p99_at"]))
+                        fp = f["first_push"]
+                        if fp and set(fp["reasons"]) != {2}:
+                            print("       the first push with a rejection (%.0f ms) had reasons %s" % (
+                                fp["ms"], ", ".join("%d x%d" % (r, c) for r, c in sorted(fp["reasons"].items()))))
                         sys.stdout.flush()
             finally:
                 for node in nodes.values():
