@@ -214,6 +214,11 @@ bool HomeLedger::Unsettled(std::string_view member) const {
                      [&](const auto& m) { return m.first != member && !m.second.in_flight.empty(); });
 }
 
+bool HomeLedger::AwaitsAcknowledgement(std::string_view member) const {
+  auto it = members_.find(member);
+  return it != members_.end() && !it->second.in_flight.empty();
+}
+
 bool HomeLedger::Directed(std::string_view member) const {
   auto it = members_.find(member);
   return it != members_.end() && it->second.directed;

@@ -162,6 +162,9 @@ class HomeLedger {
   // `member` has a grant it has not acknowledged. Their reports would tell (and close the
   // rooms, and let their unused headroom be recalled).
   bool Unsettled(std::string_view member) const;
+  // Whether `member` has a grant it has not acknowledged (on its way, or lost on the way: a
+  // later directive it applies settles it).
+  bool AwaitsAcknowledgement(std::string_view member) const;
   // Whether it sent `member` a directive (the first to a member carries its rooms).
   bool Directed(std::string_view member) const;
 

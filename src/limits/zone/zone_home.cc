@@ -109,11 +109,13 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
     uint64_t want = r.urgent ? r.want : std::min(r.want, std::max<uint64_t>(1, fair));
     if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
+    // Before this grant: once it is made, the asker awaits it.
+    const bool settled = Settled(*ledger, request.member);
     const Directive grant = ledger->Grant(request.member, want);
     answer.directives.push_back({r.key, grant});
     const uint64_t short_of = r.want - std::min<uint64_t>(r.want, static_cast<uint64_t>(grant.delta));
     const bool starved = r.urgent ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
-    if (starved && SettledAtLimit(*ledger, request.member)) {
+    if (starved && settled && ledger->Free() <= 0) {
       answer.full.push_back(r.key);
     } else if (starved && !ledger->Learning()) {
       // Out of headroom with nothing free: half of what each other member holds comes back;
@@ -160,8 +162,12 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
   return answer;
 }
 
-bool ZoneHome::SettledAtLimit(const HomeLedger& ledger, const std::string& asker) {
-  if (!ledger.CanGrant() || ledger.RoomsOpen() || ledger.Free() > 0 || ledger.Unsettled(asker)) return false;
+bool ZoneHome::Settled(const HomeLedger& ledger, const std::string& asker) {
+  // A grant the asker has not acknowledged may have been lost on its way (a call that timed out
+  // after the home answered): its places are free again once the asker applies a later one.
+  if (!ledger.CanGrant() || ledger.RoomsOpen() || ledger.Unsettled(asker) || ledger.AwaitsAcknowledgement(asker)) {
+    return false;
+  }
   const std::vector<std::string> members = ledger.Members();
   return std::all_of(members.begin(), members.end(),
                      [&](const std::string& m) { return m == asker || ledger.ReportedUnused(m) == 0; });

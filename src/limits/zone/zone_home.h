@@ -90,9 +90,10 @@ class ZoneHome {
   std::vector<std::string> Known(const std::vector<std::string>& members) const;
   std::vector<std::string> MayAdmitCold(const std::vector<std::string>& members, int64_t now_ms) const;
   bool Leased(const std::string& member, int64_t now_ms) const;
-  // Nothing free, nothing to recall and no grant unacknowledged but the asker's: the zone is at
-  // the bucket's limit, and only expiring streams free places (ExchangeAnswer::full).
-  static bool SettledAtLimit(const HomeLedger& ledger, const std::string& asker);
+  // No grant unacknowledged (the asker's included) and nothing held unused by the others: with
+  // nothing free after the asker's grant, the zone is at the bucket's limit, and only expiring
+  // streams free places (ExchangeAnswer::full).
+  static bool Settled(const HomeLedger& ledger, const std::string& asker);
   HomeLedger& Start(const BucketKey& key, uint64_t seen_incarnation, bool closing,
                     const std::vector<std::string>& members, int64_t now_ms, int64_t wall_ms);
 

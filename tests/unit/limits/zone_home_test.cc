@@ -300,6 +300,44 @@ TEST(ZoneHomeTest, AnAskAtASettledLimitIsToldTheBucketIsFull) {
   EXPECT_TRUE(at_limit.recalls.empty());
 }
 
+// A grant lost on its way (the asker's call timed out after the home answered) keeps its places
+// held until the asker applies a later directive: an ask meanwhile finds nothing free, but is not
+// told the bucket is full; the directive of that answer settles the lost grant, and the places
+// come back.
+TEST(ZoneHomeTest, AnAskWhoseEarlierGrantWasLostIsNotToldTheBucketIsFull) {
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
+  MemberBucket a;
+  auto ask = [&](uint64_t count, uint64_t want, int64_t t, bool apply) {
+    BucketReport r = Report(kKey, a, {Count(0, count)}, want, home.LedgerOf(kKey) == nullptr);
+    r.urgent = want > 0;
+    ExchangeAnswer answer = home.Answer({"a", {r}}, {"a"}, t);
+    for (const BucketDirective& d : answer.directives) {
+      if (apply) {
+        EXPECT_TRUE(a.Apply(d.directive));
+      }
+    }
+    return answer;
+  };
+  ask(0, 4, 1'000, true);
+  ask(0, 0, 1'010, true);  // the rooms close
+  ASSERT_FALSE(home.LedgerOf(kKey)->RoomsOpen());
+  uint64_t admitted = 0;
+  while (a.TrySpend()) ++admitted;
+  ASSERT_LT(admitted, 10u);
+  const ExchangeAnswer lost = ask(admitted, 10 - admitted, 1'020, /*apply=*/false);
+  ASSERT_EQ(lost.directives.size(), 1u);
+  ASSERT_EQ(static_cast<uint64_t>(lost.directives[0].directive.delta), 10 - admitted);
+  EXPECT_TRUE(lost.full.empty());
+  // Nothing free now (the lost grant holds the rest), yet not full: the grant may be lost.
+  const ExchangeAnswer again = ask(admitted, 10 - admitted, 1'030, true);
+  EXPECT_EQ(home.LedgerOf(kKey)->Free(), 0);
+  EXPECT_TRUE(again.full.empty());
+  // Its answer's directive, applied and reported, settles the lost grant: the places come back.
+  const ExchangeAnswer back = ask(admitted, 10 - admitted, 1'040, true);
+  ASSERT_EQ(back.directives.size(), 1u);
+  EXPECT_EQ(static_cast<uint64_t>(back.directives[0].directive.delta), 10 - admitted);
+}
+
 TEST(ZoneHomeTest, AMemberWhoseLeaseRanOutIsNoLongerWaitedOn) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
   home.Answer({"b", {}}, {"a", "b"}, 500);  // b holds a lease from 500
