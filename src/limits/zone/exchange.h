@@ -69,10 +69,9 @@ struct ExchangeAnswer {
   // to send at once. Once they acknowledge them, the asker asks again.
   std::vector<Recall> recalls;
   std::vector<RateShare> rate_shares = {};  // for the rate reports, of the buckets homed here
-  // Buckets the asker got short of what it asked while the zone is settled at its limit:
-  // nothing free, no grant unacknowledged, no other member holding places unused. Until its
-  // next round the asker refuses their streams without asking again (places free only as
-  // streams expire).
+  // Buckets the asker got nothing of while the zone is settled at its limit: nothing free, no
+  // grant unacknowledged, no member holding places unused. For an exchange interval the asker
+  // refuses their streams without asking again (places free only as streams expire).
   std::vector<BucketKey> full = {};
 };
 

@@ -115,7 +115,9 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     answer.directives.push_back({r.key, grant});
     const uint64_t short_of = r.want - std::min<uint64_t>(r.want, static_cast<uint64_t>(grant.delta));
     const bool starved = r.urgent ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
-    if (starved && settled && ledger->Free() <= 0) {
+    // Full: it got nothing, nothing is free, and nobody holds places unused or on the way. (One
+    // that got the last places is not told: they are its own, and may be recalled from it.)
+    if (starved && settled && grant.delta == 0 && ledger->Free() <= 0) {
       answer.full.push_back(r.key);
     } else if (starved && !ledger->Learning()) {
       // Out of headroom with nothing free: half of what each other member holds comes back;

@@ -333,9 +333,15 @@ TEST(ZoneHomeTest, AnAskWhoseEarlierGrantWasLostIsNotToldTheBucketIsFull) {
   EXPECT_EQ(home.LedgerOf(kKey)->Free(), 0);
   EXPECT_TRUE(again.full.empty());
   // Its answer's directive, applied and reported, settles the lost grant: the places come back.
-  const ExchangeAnswer back = ask(admitted, 10 - admitted, 1'040, true);
+  // It asks for more than are left and gets the rest: not told full (they are its own now, and
+  // could be recalled from it).
+  const ExchangeAnswer back = ask(admitted, 10 - admitted + 5, 1'040, true);
   ASSERT_EQ(back.directives.size(), 1u);
   EXPECT_EQ(static_cast<uint64_t>(back.directives[0].directive.delta), 10 - admitted);
+  EXPECT_TRUE(back.full.empty());
+  while (a.TrySpend()) ++admitted;
+  EXPECT_EQ(admitted, 10u);
+  EXPECT_EQ(ask(admitted, 1, 1'050, true).full, std::vector<BucketKey>{kKey});  // got nothing: full
 }
 
 TEST(ZoneHomeTest, AMemberWhoseLeaseRanOutIsNoLongerWaitedOn) {
