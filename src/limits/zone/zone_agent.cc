@@ -302,13 +302,15 @@ void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::str
   for (const ZonePeer& peer : peers) {
     if (peer.id == IdOfName(asker)) continue;
     std::string name;
+    DirectRequest request{options_.self.id, {}, keys};
     {
       std::lock_guard lock(home_mu_);
       auto it = names_.find(peer.id);
       if (it == names_.end()) continue;  // not heard from: it reports at its first exchange
       name = it->second;
+      request.directives = home_.RoomDirectives(keys, name);
     }
-    Result<std::vector<BucketReport>> reports = DirectTo(peer, DirectRequest{options_.self.id, {}, keys}, deadline);
+    Result<std::vector<BucketReport>> reports = DirectTo(peer, request, deadline);
     if (!reports.ok()) continue;  // it reports at its next exchange
     std::lock_guard lock(home_mu_);
     home_.Acknowledge(name, *reports);

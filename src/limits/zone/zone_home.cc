@@ -222,6 +222,19 @@ std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {
   return out;
 }
 
+std::vector<BucketDirective> ZoneHome::RoomDirectives(const std::vector<BucketKey>& keys, const std::string& member) {
+  std::vector<BucketDirective> out;
+  for (const BucketKey& key : keys) {
+    auto it = ledgers_.find(key);
+    if (it == ledgers_.end() || !homed_here_(key)) continue;
+    HomeLedger& ledger = it->second;
+    // Not before it grants: a directive of 0 would close the member's floors with nothing.
+    if (!ledger.RoomsOpen() || !ledger.CanGrant() || ledger.Directed(member)) continue;
+    out.push_back({key, ledger.Grant(member, ledger.Rooms(member))});
+  }
+  return out;
+}
+
 std::vector<BucketKey> ZoneHome::Uncounted() const {
   std::vector<BucketKey> out;
   for (const auto& [key, ledger] : ledgers_) {

@@ -76,6 +76,13 @@ class ZoneHome {
   // free places or let them be recalled.
   std::vector<BucketKey> Starved(const ExchangeRequest& request) const;
 
+  // For a report request to `member` (Direct) about `keys`: the first directive of each bucket
+  // whose rooms are open and that grants now, where `member` has had none — its room left on
+  // its floors, as its next exchange would bring. Applied with the request, its answer both
+  // closes the member's floors and reports it, so an asker waiting on the rooms to close does
+  // not wait for every member's next two rounds.
+  std::vector<BucketDirective> RoomDirectives(const std::vector<BucketKey>& keys, const std::string& member);
+
   // Buckets turning hot whose partitions are not all counted yet: nothing is granted until the
   // members serving them report (the agent asks them at once, DirectRequest::reports).
   std::vector<BucketKey> Uncounted() const;

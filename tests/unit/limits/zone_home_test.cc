@@ -49,6 +49,34 @@ TEST(ZoneHomeTest, ATriggerMakesAClosingLedgerThatGrantsTheMembersRoomAndWhatItW
   EXPECT_EQ(to_b.roster, std::vector<BucketKey>{kKey});
 }
 
+// A report request sent to a member while the rooms are open carries its first directive (its
+// room left on its floors), once the ledger grants: the member's answer both closes its floors
+// and reports, and the rooms close without waiting for its next two rounds. Only once, and not
+// before every partition is counted (a directive of 0 would close its floors with nothing).
+TEST(ZoneHomeTest, AReportRequestWhileTheRoomsAreOpenCarriesTheMembersFirstDirective) {
+  // L = 40 over 2 partitions: a serves partition 0, b partition 1; floors of 10.
+  ZoneHome home(2, kLease, [](const BucketKey&) { return uint64_t{40}; }, Everywhere, 0);
+  home.Answer({"b", {}}, {"a", "b"}, 900);
+  MemberBucket a, b;
+  ExchangeAnswer to_a = home.Answer({"a", {Report(kKey, a, {Count(0, 10)}, 4, true)}}, {"a", "b"}, 1'000);
+  EXPECT_TRUE(to_a.directives.empty()) << "partition 1 is not counted yet";
+  EXPECT_TRUE(home.RoomDirectives({kKey}, "b").empty()) << "nothing before the ledger grants";
+  home.Acknowledge("b", {Report(kKey, b, {Count(1, 3)}, 0)});  // b's answer to the report request
+  ASSERT_TRUE(home.LedgerOf(kKey)->CanGrant());
+  const std::vector<BucketDirective> rooms = home.RoomDirectives({kKey}, "b");
+  ASSERT_EQ(rooms.size(), 1u);
+  EXPECT_EQ(rooms[0].directive.delta, 7);  // its floor of 10, 3 taken
+  EXPECT_TRUE(home.RoomDirectives({kKey}, "b").empty()) << "once";
+  // b applies it and answers the same request with its report: its floors are closed now.
+  ASSERT_TRUE(b.Apply(rooms[0].directive));
+  home.Acknowledge("b", {Report(kKey, b, {Count(1, 3)}, 0)});
+  to_a = home.Answer({"a", {Report(kKey, a, {Count(0, 10)}, 4)}}, {"a", "b"}, 1'100);
+  ASSERT_EQ(to_a.directives.size(), 1u);
+  ASSERT_TRUE(a.Apply(to_a.directives[0].directive));
+  home.Answer({"a", {Report(kKey, a, {Count(0, 10)}, 0)}}, {"a", "b"}, 1'200);
+  EXPECT_FALSE(home.LedgerOf(kKey)->RoomsOpen()) << "closed within a's exchanges, no round of b's";
+}
+
 TEST(ZoneHomeTest, AMemberFirstHeardFromWhileTheFloorsCloseIsWaitedOnToo) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{10}; }, Everywhere, 0);
   home.Answer({"late", {}}, {"a", "late"}, 0);
