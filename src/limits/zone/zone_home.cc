@@ -165,11 +165,10 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
 }
 
 bool ZoneHome::Settled(const HomeLedger& ledger, const std::string& asker) {
-  // A grant the asker has not acknowledged may have been lost on its way (a call that timed out
-  // after the home answered): its places are free again once the asker applies a later one.
-  if (!ledger.CanGrant() || ledger.RoomsOpen() || ledger.Unsettled(asker) || ledger.AwaitsAcknowledgement(asker)) {
-    return false;
-  }
+  // Unsettled covers open rooms and the others' unacknowledged grants. A grant the asker has not
+  // acknowledged may have been lost on its way (a call that timed out after the home answered):
+  // its places are free again once the asker applies a later one.
+  if (!ledger.CanGrant() || ledger.Unsettled(asker) || ledger.AwaitsAcknowledgement(asker)) return false;
   const std::vector<std::string> members = ledger.Members();
   return std::all_of(members.begin(), members.end(),
                      [&](const std::string& m) { return m == asker || ledger.ReportedUnused(m) == 0; });
