@@ -1,6 +1,7 @@
 #include "rpc/zone_peers.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <utility>
 
 namespace limits::rpc {
@@ -35,18 +36,28 @@ std::shared_ptr<wire::Zone::Stub> ZonePeers::StubOf(const std::string& address) 
   return it->second;
 }
 
+std::chrono::system_clock::time_point ZonePeers::CallDeadline(Deadline deadline) const {
+  return std::min(std::chrono::system_clock::now() + options_.timeout, ToSystemDeadline(deadline));
+}
+
+template <typename Out, typename WireAnswer, typename DecodeFn>
+Result<Out> ZonePeers::Finish(const std::string& address, const char* name, const grpc::Status& status,
+                              const WireAnswer& answer, DecodeFn decode) const {
+  if (!status.ok()) return FromCall(address, name, status);
+  Result<Out> out = decode(answer);
+  if (!out.ok()) return BadAnswer(address, name, out.status());
+  return out;
+}
+
 template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
 Result<Out> ZonePeers::Call(const std::string& address, const char* name, const WireRequest& request, Deadline deadline,
                             Method method, DecodeFn decode) {
   WireAnswer answer;
   grpc::ClientContext context;
-  context.set_deadline(std::min(std::chrono::system_clock::now() + options_.timeout, ToSystemDeadline(deadline)));
+  context.set_deadline(CallDeadline(deadline));
   const std::shared_ptr<wire::Zone::Stub> stub = StubOf(address);
   const grpc::Status s = ((*stub).*method)(&context, request, &answer);
-  if (!s.ok()) return FromCall(address, name, s);
-  Result<Out> out = decode(answer);
-  if (!out.ok()) return BadAnswer(address, name, out.status());
-  return out;
+  return Finish<Out>(address, name, s, answer, decode);
 }
 
 Result<zone::ExchangeAnswer> ZonePeers::Exchange(const std::string& address, const zone::ExchangeRequest& request,
@@ -65,6 +76,47 @@ Result<std::vector<zone::BucketReport>> ZonePeers::Direct(const std::string& add
   return Call<std::vector<zone::BucketReport>, wire::DirectRequest, wire::DirectAnswer>(
       address, "Direct", req, deadline, &wire::Zone::Stub::Direct,
       [this](const wire::DirectAnswer& a) { return Decode(a, options_.num_partitions); });
+}
+
+std::vector<Result<std::vector<zone::BucketReport>>> ZonePeers::DirectAll(const std::vector<zone::DirectCall>& calls,
+                                                                          Deadline deadline) {
+  // gRPC's callback API: every call is sent before any is waited for; each one's callback
+  // runs once, by its deadline at the latest.
+  struct InFlight {
+    std::shared_ptr<wire::Zone::Stub> stub;  // the channel outlives the call
+    grpc::ClientContext context;
+    wire::DirectRequest request;
+    wire::DirectAnswer answer;
+    grpc::Status status;
+  };
+  std::mutex mu;
+  std::condition_variable done;
+  size_t open = calls.size();  // GUARDED_BY(mu)
+  std::vector<std::unique_ptr<InFlight>> flights;
+  const auto until = CallDeadline(deadline);
+  for (const zone::DirectCall& call : calls) {
+    InFlight& f = *flights.emplace_back(std::make_unique<InFlight>());
+    f.stub = StubOf(call.address);
+    f.context.set_deadline(until);
+    Encode(call.request, &f.request);
+    f.stub->async()->Direct(&f.context, &f.request, &f.answer, [&mu, &done, &open, &f](grpc::Status s) {
+      std::lock_guard lock(mu);
+      f.status = std::move(s);
+      if (--open == 0) done.notify_one();
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    done.wait(lock, [&] { return open == 0; });
+  }
+  std::vector<Result<std::vector<zone::BucketReport>>> out;
+  out.reserve(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out.push_back(Finish<std::vector<zone::BucketReport>>(
+        calls[i].address, "Direct", flights[i]->status, flights[i]->answer,
+        [this](const wire::DirectAnswer& a) { return Decode(a, options_.num_partitions); }));
+  }
+  return out;
 }
 
 void ZonePeers::Retain(const std::vector<std::string>& keep) {

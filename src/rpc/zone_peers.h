@@ -1,7 +1,7 @@
 // ZonePeers: this node's client of its zone's other nodes (limitsd.zone.v1.Zone at the gRPC
-// address the ring lists for each): Exchange with a bucket's home, Direct to a member. One
-// channel per address, kept while the address is in use, with the zone's TLS (dskit grpcclient
-// names, tls/client_tls.h). Every answer is decoded and checked as a request is
+// address the ring lists for each): Exchange with a bucket's home, Direct to members (several at
+// once). One channel per address, kept while the address is in use, with the zone's TLS (dskit
+// grpcclient names, tls/client_tls.h). Every answer is decoded and checked as a request is
 // (rpc/zone_codec.h): a peer that sends garbage is an error, never a directive.
 // Errors: kUnavailable for a peer that did not answer in time or at all (the caller keeps
 // what it holds and fails closed), kInvalidArgument for a refused request or a bad answer.
@@ -40,14 +40,23 @@ class ZonePeers final : public zone::ZoneTransport {
   Result<std::vector<zone::BucketReport>> Direct(const std::string& address, const DirectRequest& request,
                                                  Deadline deadline) override;
 
+  // All in flight at once (gRPC's callback API), each within the timeout and `deadline`.
+  std::vector<Result<std::vector<zone::BucketReport>>> DirectAll(const std::vector<zone::DirectCall>& calls,
+                                                                 Deadline deadline) override;
+
   // Closes the channels of addresses not in `keep` (peers that left the ring).
   void Retain(const std::vector<std::string>& keep);
 
  private:
   // Shared: a call in flight keeps its stub (and channel) while Retain drops the address.
   std::shared_ptr<wire::Zone::Stub> StubOf(const std::string& address);
-  // One call within the timeout and `deadline`, its answer decoded: kUnavailable /
-  // kInvalidArgument as above.
+  // A call's deadline: the timeout's, or `deadline` when that is sooner.
+  std::chrono::system_clock::time_point CallDeadline(Deadline deadline) const;
+  // A call's answer decoded, or its error: kUnavailable / kInvalidArgument as above.
+  template <typename Out, typename WireAnswer, typename DecodeFn>
+  Result<Out> Finish(const std::string& address, const char* name, const grpc::Status& status, const WireAnswer& answer,
+                     DecodeFn decode) const;
+  // One call within the timeout and `deadline`, its answer decoded.
   template <typename Out, typename WireRequest, typename WireAnswer, typename Method, typename DecodeFn>
   Result<Out> Call(const std::string& address, const char* name, const WireRequest& request, Deadline deadline,
                    Method method, DecodeFn decode);

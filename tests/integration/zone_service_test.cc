@@ -3,11 +3,12 @@
 // wire; a request a peer got wrong refused with the field named before the handler sees it;
 // an answer a peer forged refused by the client; a peer that is not there unavailable within
 // the timeout; and the same over TLS and mTLS, where a peer without the zone's certificates
-// is refused.
+// is refused; a home's Directs to several members in flight at once.
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -51,6 +52,13 @@ class TestZone final : public zone::ZoneHandler {
     return answer;
   }
   Result<std::vector<zone::BucketReport>> Direct(const DirectRequest& request) override {
+    {
+      // With `gather` set, a Direct answers once that many are in (or 10 s have passed).
+      std::unique_lock lock(gather_mu);
+      most_at_once = std::max(most_at_once, ++arrived);
+      gathered.notify_all();
+      gathered.wait_for(lock, 10s, [&] { return arrived >= gather; });
+    }
     std::lock_guard lock(mu);
     std::vector<zone::BucketReport> reports;
     for (const zone::BucketDirective& d : request.directives) {
@@ -69,6 +77,11 @@ class TestZone final : public zone::ZoneHandler {
   std::atomic<bool> fail{false};
   std::atomic<bool> forge{false};
   std::atomic<Deadline> last_deadline{kNoDeadline};  // the handler's, for its own calls
+  std::mutex gather_mu;
+  std::condition_variable gathered;
+  int gather = 0;        // GUARDED_BY(gather_mu)
+  int arrived = 0;       // GUARDED_BY(gather_mu)
+  int most_at_once = 0;  // GUARDED_BY(gather_mu): Directs in the handler at one time
   // While set, an exchange waits (up to 10 s) before it answers: a home busy with its calls.
   std::mutex hold_mu;
   std::condition_variable held;
@@ -145,6 +158,51 @@ TEST_F(ZoneServiceTest, ARecallGoesOutAndItsAcknowledgementComesBack) {
   EXPECT_EQ((*reports)[0].report.unused, 3u);
   EXPECT_EQ((*reports)[0].report.applied_home, 77u);
   EXPECT_EQ((*reports)[0].report.applied_directive, 2u);
+}
+
+// A home at the limit asks every member at once: the calls are in flight together, so the
+// slowest bounds the wait (one after another, the handler would never see two at once, and
+// each would wait out the gather's 10 s); each answer is its own call's, in the calls' order.
+TEST_F(ZoneServiceTest, DirectsSentTogetherAreAllInFlightAtOnceAndAnsweredInTheirOrder) {
+  Start();
+  ZonePeers peers = Peers();
+  ASSERT_TRUE(zone_.bucket.Apply({6, 1, 77}));
+  {
+    std::lock_guard lock(zone_.gather_mu);
+    zone_.gather = 3;
+  }
+  const std::string nobody = "127.0.0.1:" + std::to_string(ClosedPort());
+  const std::vector<zone::DirectCall> calls = {
+      {address(), {"home-1", {}, {kKey}}},
+      {nobody, {"home-1", {}, {kKey}}},
+      {address(), {"home-1", {{kKey, {-2, 2, 77}}}}},
+      {address(), {"home-1", {}, {kKey}}},
+  };
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<Result<std::vector<zone::BucketReport>>> answers = peers.DirectAll(calls, kNoDeadline);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  {
+    std::lock_guard lock(zone_.gather_mu);
+    EXPECT_EQ(zone_.most_at_once, 3);
+  }
+  ASSERT_EQ(answers.size(), 4u);
+  EXPECT_EQ(answers[1].status().code(), StatusCode::kUnavailable) << answers[1].status().ToString();
+  EXPECT_NE(answers[1].status().message().find(nobody), std::string::npos) << answers[1].status().ToString();
+  for (size_t i : {0u, 3u}) {
+    ASSERT_TRUE(answers[i].ok()) << answers[i].status().ToString();
+    EXPECT_TRUE(answers[i]->empty());  // TestZone reports only what it was directed
+  }
+  ASSERT_TRUE(answers[2].ok()) << answers[2].status().ToString();
+  ASSERT_EQ(answers[2]->size(), 1u);
+  EXPECT_EQ((*answers[2])[0].report.unused, 4u);
+  EXPECT_EQ((*answers[2])[0].report.applied_directive, 2u);
+
+  // A deadline already passed ends them all at once, each with its own error.
+  const std::vector<Result<std::vector<zone::BucketReport>>> late =
+      peers.DirectAll({calls[0], calls[1]}, std::chrono::steady_clock::now() - 1s);
+  ASSERT_EQ(late.size(), 2u);
+  for (const auto& r : late) EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_TRUE(peers.DirectAll({}, kNoDeadline).empty());
 }
 
 TEST_F(ZoneServiceTest, ARequestAPeerGotWrongIsRefusedNamingTheFieldBeforeTheHandlerSeesIt) {

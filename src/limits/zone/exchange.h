@@ -84,6 +84,12 @@ struct DirectRequest {
   std::vector<BucketKey> reports = {};
 };
 
+// One Direct of several that a home sends together, to the peer at `address`.
+struct DirectCall {
+  std::string address;
+  DirectRequest request;
+};
+
 // Of the time a caller has left, what the calls made for it may take: the rest is for the
 // answer's way back.
 inline constexpr double kCallsShare = 0.75;
@@ -108,6 +114,16 @@ class ZoneTransport {
                                           Deadline deadline) = 0;
   virtual Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request,
                                                    Deadline deadline) = 0;
+  // Every call in flight at once, so that a home asking all its members waits for the slowest
+  // rather than for their sum; the answers in the calls' order. This default makes them one
+  // after another, which is all an in-process transport (the tests') can do.
+  virtual std::vector<Result<std::vector<BucketReport>>> DirectAll(const std::vector<DirectCall>& calls,
+                                                                   Deadline deadline) {
+    std::vector<Result<std::vector<BucketReport>>> out;
+    out.reserve(calls.size());
+    for (const DirectCall& call : calls) out.push_back(Direct(call.address, call.request, deadline));
+    return out;
+  }
 };
 
 }  // namespace limits::zone

@@ -126,11 +126,31 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   return true;
 }
 
-Result<std::vector<BucketReport>> ZoneAgent::DirectTo(const ZonePeer& peer, const DirectRequest& request,
-                                                      Deadline deadline) {
-  if (peer.id == options_.self.id) return Direct(request);
-  if (Expired(deadline)) return Status::Unavailable("zone: no time left to call " + peer.id);
-  return transport_.Direct(peer.address, request, deadline);
+void ZoneAgent::DirectMembers(const std::vector<Directed>& sends, Deadline deadline) {
+  std::vector<std::pair<const Directed*, Result<std::vector<BucketReport>>>> answers;
+  std::vector<DirectCall> calls;
+  std::vector<const Directed*> called;
+  for (const Directed& s : sends) {
+    if (s.peer.id == options_.self.id) {
+      answers.emplace_back(&s, Direct(s.request));
+    } else {
+      calls.push_back({s.peer.address, s.request});
+      called.push_back(&s);
+    }
+  }
+  // A request whose time is up makes no call: the members report at their next exchanges.
+  if (!calls.empty() && !Expired(deadline)) {
+    std::vector<Result<std::vector<BucketReport>>> replies = transport_.DirectAll(calls, deadline);
+    for (size_t i = 0; i < called.size() && i < replies.size(); ++i) {
+      answers.emplace_back(called[i], std::move(replies[i]));
+    }
+  }
+  std::lock_guard lock(home_mu_);
+  for (const auto& [sent, reports] : answers) {
+    // One that did not answer reports (acknowledges) at its next exchange; until then, a
+    // return stays held.
+    if (reports.ok()) home_.Acknowledge(sent->name, *reports);
+  }
 }
 
 MemberBucket* ZoneAgent::HotBucket(const BucketKey& key) {
@@ -299,22 +319,17 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadl
 
 void ZoneAgent::AskForReports(const std::vector<BucketKey>& keys, const std::string& asker,
                               const std::vector<ZonePeer>& peers, Deadline deadline) {
-  for (const ZonePeer& peer : peers) {
-    if (peer.id == IdOfName(asker)) continue;
-    std::string name;
-    DirectRequest request{options_.self.id, {}, keys};
-    {
-      std::lock_guard lock(home_mu_);
+  std::vector<Directed> sends;
+  {
+    std::lock_guard lock(home_mu_);
+    for (const ZonePeer& peer : peers) {
+      if (peer.id == IdOfName(asker)) continue;
       auto it = names_.find(peer.id);
       if (it == names_.end()) continue;  // not heard from: it reports at its first exchange
-      name = it->second;
-      request.directives = home_.RoomDirectives(keys, name);
+      sends.push_back({peer, it->second, {options_.self.id, home_.RoomDirectives(keys, it->second), keys}});
     }
-    Result<std::vector<BucketReport>> reports = DirectTo(peer, request, deadline);
-    if (!reports.ok()) continue;  // it reports at its next exchange
-    std::lock_guard lock(home_mu_);
-    home_.Acknowledge(name, *reports);
   }
+  DirectMembers(sends, deadline);
 }
 
 void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers,
@@ -325,15 +340,14 @@ void ZoneAgent::SendRecalls(const std::vector<Recall>& recalls, const std::vecto
     d.home = options_.self.id;
     d.directives.push_back(r.directive);
   }
-  for (const auto& [member, request] : by_member) {
+  std::vector<Directed> sends;
+  for (auto& [member, request] : by_member) {
     const std::string_view id = IdOfName(member);
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const ZonePeer& p) { return p.id == id; });
     if (peer == peers.end()) continue;  // left the ring: its headroom is freed once it is forgotten
-    Result<std::vector<BucketReport>> reports = DirectTo(*peer, request, deadline);
-    if (!reports.ok()) continue;  // the return stays held until a report acknowledges it
-    std::lock_guard lock(home_mu_);
-    home_.Acknowledge(member, *reports);
+    sends.push_back({*peer, member, std::move(request)});
   }
+  DirectMembers(sends, deadline);
 }
 
 Result<std::vector<BucketReport>> ZoneAgent::Direct(const DirectRequest& request) {

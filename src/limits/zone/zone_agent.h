@@ -154,8 +154,15 @@ class ZoneAgent final : public ZoneHandler {
   // many places (urgent for what the bucket does not hold). False when the call failed.
   bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                     uint64_t need, Deadline deadline, std::vector<RateReport> rates = {});
-  // Direct to `peer`: in process when it is this node.
-  Result<std::vector<BucketReport>> DirectTo(const ZonePeer& peer, const DirectRequest& request, Deadline deadline);
+  // A home's Direct to one member, known to it by `name`.
+  struct Directed {
+    ZonePeer peer;
+    std::string name;
+    DirectRequest request;
+  };
+  // As a home: sends them all at once (in process to this node) and applies the
+  // acknowledgements of those that answered.
+  void DirectMembers(const std::vector<Directed>& sends, Deadline deadline);
   // The bucket's headroom here; null while it is not hot here.
   MemberBucket* HotBucket(const BucketKey& key);
   // The bucket's home, unless a request's call to it failed within the last silent_hold_ms.

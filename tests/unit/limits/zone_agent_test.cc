@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ class Zone {
   }
   testing::FakeClock& clock() { return clock_; }
   int exchanges() const { return transport_.exchanges; }
+  // The size of every DirectAll, and the Directs sent on their own.
+  const std::vector<int>& direct_batches() const { return transport_.batches; }
+  int lone_directs() const { return transport_.lone_directs; }
   // The deadline of every call made through the transport, in order.
   const std::vector<Deadline>& deadlines() const { return transport_.deadlines; }
   // Calls a request waited for while the zone was below 90 % of its limit.
@@ -134,14 +138,26 @@ class Zone {
     Result<std::vector<BucketReport>> Direct(const std::string& address, const DirectRequest& request,
                                              Deadline deadline) override {
       deadlines.push_back(deadline);
+      if (!in_batch_) ++lone_directs;
       if (ZoneAgent* a = At(address)) return a->Direct(request);
       return Status::Unavailable(address + " does not answer");
     }
+    std::vector<Result<std::vector<BucketReport>>> DirectAll(const std::vector<DirectCall>& calls,
+                                                             Deadline deadline) override {
+      batches.push_back(static_cast<int>(calls.size()));
+      in_batch_ = true;
+      std::vector<Result<std::vector<BucketReport>>> out = ZoneTransport::DirectAll(calls, deadline);
+      in_batch_ = false;
+      return out;
+    }
     std::map<std::string, bool> down;
     int exchanges = 0;
+    std::vector<int> batches;  // the size of every DirectAll
+    int lone_directs = 0;      // Directs sent on their own
     std::vector<Deadline> deadlines;  // of every call, in order
 
    private:
+    bool in_batch_ = false;
     ZoneAgent* At(const std::string& address) {
       if (down[address]) return nullptr;
       for (size_t i = 0; i < zone_.peers_.size(); ++i) {
@@ -282,6 +298,26 @@ TEST(ZoneAgentTest, AZoneOfAgentsFillsABucketToItsLimitAndNeverPastIt) {
     }
   }
   }
+}
+
+// A home whose asker is out of headroom asks the other members for their reports (and gives
+// their returns) all at once: the ask waits for the slowest member, not for the sum of them.
+TEST(ZoneAgentTest, AHomesReportRequestsAndRecallsGoToTheMembersTogether) {
+  constexpr int kMembers = 5;
+  constexpr uint64_t kLimit = 64;
+  Zone zone(kMembers, kLimit);
+  zone.Round();
+  std::mt19937 rng(5);
+  // No rounds after the first: every place moves by a request's calls.
+  for (int push = 0; push < 3 * static_cast<int>(kLimit); ++push) zone.Push(static_cast<int32_t>(rng() % kPartitions));
+  EXPECT_EQ(zone.total(), kLimit);
+  const std::vector<int>& batches = zone.direct_batches();
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(zone.lone_directs(), 0);
+  // Every member but the asker, and but the home itself (in process) when it is not the asker.
+  const int widest = *std::max_element(batches.begin(), batches.end());
+  EXPECT_GE(widest, kMembers - 2);
+  EXPECT_LE(widest, kMembers - 1);
 }
 
 // The home stops answering once the bucket is hot: members spend what they hold, then reject;
