@@ -6,7 +6,8 @@ For each n (nodes in one zone) it starts a real etcd, one mock Kafka cluster (mo
 n limitsd processes in zone "zone-a" (and, with --two-zones, n more in "zone-b"), then pushes
 new streams of fresh tenants through an emulation of Loki's limits frontend (the ring from
 etcd, GetAssignedPartitions, each stream to the newest owner of its partition, one
-ExceedsLimits per owner per push; tests/integration/ring/loki_frontend_emulation.py) until
+ExceedsLimits per owner per push, all of a zone's at once as Loki's errgroup sends them;
+tests/integration/ring/loki_frontend_emulation.py) until
 each tenant has seen twice its limit. Per (n, L, hash shape, push shape) it prints: the
 accepted total once the first push with a rejection was answered (% of L), the accepted
 total at the end (overshoot),

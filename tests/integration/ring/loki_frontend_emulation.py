@@ -345,12 +345,16 @@ class Frontend:
                 addr = consumers.get(h % NUM_PARTITIONS)
                 if addr is not None:
                     by_addr.setdefault(addr, []).append(h)
+            # All of a zone's owners at once, as Loki's frontend does (an errgroup per zone).
+            calls = []
             for addr, hs in by_addr.items():
                 req = limits_pb2.ExceedsLimitsRequest(tenant=tenant)
                 for h in hs:
                     req.streams.add(streamHash=h, totalSize=1000)
+                calls.append((addr, hs, self.pool.get(addr)["exceeds"].future(req, timeout=3)))
+            for addr, hs, call in calls:
                 try:
-                    resp = self.pool.get(addr)["exceeds"](req, timeout=3)
+                    resp = call.result()
                 except grpc.RpcError:
                     continue  # unanswered: the next zone gets these streams
                 for r in resp.results:
