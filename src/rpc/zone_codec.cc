@@ -71,7 +71,7 @@ void EncodeReport(const zone::BucketReport& in, wire::BucketReport* out) {
   r->set_applied_directive(in.report.applied_directive);
   out->set_want(in.want);
   out->set_trigger(in.trigger);
-  out->set_urgent(in.urgent);
+  out->set_waiting(in.waiting);
 }
 
 Result<zone::BucketReport> DecodeReport(const wire::BucketReport& in, int32_t num_partitions,
@@ -84,7 +84,8 @@ Result<zone::BucketReport> DecodeReport(const wire::BucketReport& in, int32_t nu
   }
   RETURN_IF_ERROR(CheckPlaces(field + ".report.unused", r.unused()));
   RETURN_IF_ERROR(CheckPlaces(field + ".want", in.want()));
-  zone::BucketReport out{std::move(key), {}, in.want(), in.trigger(), in.urgent()};
+  if (in.waiting() > in.want()) return Invalid(field + ".waiting", "is more than want");
+  zone::BucketReport out{std::move(key), {}, in.want(), in.trigger(), in.waiting()};
   out.report.seq = r.seq();
   out.report.unused = r.unused();
   out.report.applied_home = r.applied_home();

@@ -58,7 +58,7 @@ bool SameReports(const std::vector<zone::BucketReport>& a, const std::vector<zon
   for (size_t i = 0; i < a.size(); ++i) {
     const zone::MemberReport &x = a[i].report, &y = b[i].report;
     if (a[i].key != b[i].key || a[i].want != b[i].want || a[i].trigger != b[i].trigger ||
-        a[i].urgent != b[i].urgent || x.seq != y.seq ||
+        a[i].waiting != b[i].waiting || x.seq != y.seq ||
         x.unused != y.unused || x.applied_home != y.applied_home || x.applied_directive != y.applied_directive ||
         x.counts.size() != y.counts.size()) {
       return false;

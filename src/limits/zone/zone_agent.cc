@@ -106,8 +106,8 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
     if (need > r.report.unused) {
       // What waits, all of it when free, and its usual top-up with it (so that the next
       // streams do not wait for a call of their own).
-      r.want += need - r.report.unused;
-      r.urgent = true;
+      r.waiting = need - r.report.unused;
+      r.want += r.waiting;
     }
   }
   const int64_t sent = clock_.SteadyMillis();

@@ -84,8 +84,8 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     // report of the same member (a request's exchange and a round's, in flight together)
     // still gets what waits when free: a grant is held until acknowledged whatever the report.
     if (!ledger->Apply(request.member, r.report)) {
-      if (r.urgent && ledger->CanGrant() && !ledger->Forgotten(request.member)) {
-        answer.directives.push_back({r.key, ledger->Grant(request.member, r.want)});
+      if (r.waiting > 0 && ledger->CanGrant() && !ledger->Forgotten(request.member)) {
+        answer.directives.push_back({r.key, ledger->Grant(request.member, r.waiting)});
         reported.insert(r.key);
       }
       continue;
@@ -101,20 +101,22 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
       // in full, rather than closed with nothing (its rooms come with its first directive).
       continue;
     }
-    // What it asks for, at most half of a fair share of what is free (little is stranded with
-    // members that stop needing it), unless streams wait for the places now (urgent: then
-    // nothing is stranded). And, in the first directive of a turn to hot, the room it could
-    // still have admitted cold.
+    // What streams wait for now, all of it (nothing is stranded); beyond it, what it asks for
+    // at most half of a fair share of what is free (little is stranded with members that stop
+    // needing it, and near the limit an asker's top-up does not take what another's streams
+    // wait for). And, in the first directive of a turn to hot, the room it could still have
+    // admitted cold.
     const int64_t free = ledger->Free();
     const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
-    uint64_t want = r.urgent ? r.want : std::min(r.want, std::max<uint64_t>(1, fair));
+    const uint64_t waiting = std::min(r.waiting, r.want);
+    uint64_t want = waiting + std::min(r.want - waiting, std::max<uint64_t>(1, fair));
     if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
     // Before this grant: once it is made, the asker awaits it.
     const bool settled = Settled(*ledger, request.member);
     const Directive grant = ledger->Grant(request.member, want);
     answer.directives.push_back({r.key, grant});
-    const uint64_t short_of = r.want - std::min<uint64_t>(r.want, static_cast<uint64_t>(grant.delta));
-    const bool starved = r.urgent ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
+    const uint64_t short_of = waiting - std::min<uint64_t>(waiting, static_cast<uint64_t>(grant.delta));
+    const bool starved = waiting > 0 ? short_of > 0 : grant.delta == 0 && r.want > 0 && r.report.unused == 0;
     // Full: it got nothing, nothing is free, and nobody holds places unused or on the way. (One
     // that got the last places is not told: they are its own, and may be recalled from it.)
     if (starved && settled && grant.delta == 0 && ledger->Free() <= 0) {
@@ -131,7 +133,7 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
         const uint64_t unused = ledger->ReportedUnused(other);
         if (other == request.member || unused == 0) continue;
         uint64_t back = unused / 2;
-        if (r.urgent && held_by_others > 0) {
+        if (waiting > 0 && held_by_others > 0) {
           const uint64_t share = (short_of * unused + held_by_others - 1) / held_by_others;  // values < 2^40
           back = std::min(unused, std::max(back, share));
         }
@@ -212,9 +214,11 @@ std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {
     if (it == ledgers_.end() || r.want == 0 || r.report.unused > 0) continue;
     const HomeLedger& ledger = it->second;
     // Closing with a partition not counted yet (it grants nothing until then), or short of
-    // what it asks while the others' holdings are not known.
+    // what waits (or, for a round's ask, of what it asks) while the others' holdings are not
+    // known.
     const bool uncounted = ledger.RoomsOpen() && !ledger.CanGrant();
-    if (uncounted || (ledger.Free() < static_cast<int64_t>(r.want) && ledger.Unsettled(request.member))) {
+    const uint64_t short_at = r.waiting > 0 ? r.waiting : r.want;
+    if (uncounted || (ledger.Free() < static_cast<int64_t>(short_at) && ledger.Unsettled(request.member))) {
       out.push_back(r.key);
     }
   }

@@ -223,7 +223,7 @@ TEST(ZoneHomeTest, AnUrgentAskThatCrossedANewerReportStillGetsWhatWaits) {
   while (a.TrySpend()) {
   }
   BucketReport urgent = Report(kKey, a, {Count(0, 4)}, 6);  // built first...
-  urgent.urgent = true;
+  urgent.waiting = 6;
   const BucketReport round = Report(kKey, a, {Count(0, 4)}, 0);  // ...sent after, arrives first
   home.Answer({"a", {round}}, {"a"}, 1'100);
   ExchangeAnswer late = home.Answer({"a", {urgent}}, {"a"}, 1'100);
@@ -235,6 +235,39 @@ TEST(ZoneHomeTest, AnUrgentAskThatCrossedANewerReportStillGetsWhatWaits) {
   ExchangeAnswer nothing = home.Answer({"a", {stale}}, {"a"}, 1'200);
   ASSERT_EQ(nothing.directives.size(), 1u);
   EXPECT_EQ(nothing.directives[0].directive.delta, 0);
+}
+
+// Near the limit, members out of headroom ask at once (Loki's frontend calls every owner of a
+// push together). Each ask gets what its streams wait for in full, but its top-up only as a
+// round's ask would (half a fair share of what is free): the first asker's top-up does not take
+// what the next one's streams wait for.
+TEST(ZoneHomeTest, AnUrgentAsksTopUpDoesNotTakeWhatAnothersStreamsWaitFor) {
+  ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{40}; }, Everywhere, 0);
+  home.Answer({"b", {}}, {"a", "b"}, 900);
+  MemberBucket a, b;
+  auto apply = [](MemberBucket& m, const ExchangeAnswer& answer) {
+    for (const BucketDirective& d : answer.directives) ASSERT_TRUE(m.Apply(d.directive));
+  };
+  apply(a, home.Answer({"a", {Report(kKey, a, {Count(0, 0)}, 0, true)}}, {"a", "b"}, 1'000));
+  apply(b, home.Answer({"b", {Report(kKey, b, {}, 0)}}, {"a", "b"}, 1'000));
+  home.Answer({"a", {Report(kKey, a, {Count(0, 0)}, 0)}}, {"a", "b"}, 1'100);
+  home.Answer({"b", {Report(kKey, b, {}, 0)}}, {"a", "b"}, 1'100);
+  ASSERT_FALSE(home.LedgerOf(kKey)->RoomsOpen());
+  const int64_t free = home.LedgerOf(kKey)->Free();
+  ASSERT_GE(free, 8);
+  auto urgent = [&](MemberBucket& m, const std::string& name, uint64_t waiting, int64_t t) {
+    BucketReport r = Report(kKey, m, name == "a" ? std::vector<PartitionCount>{Count(0, 0)} : std::vector<PartitionCount>{},
+                            waiting + 1'000);  // and a top-up of 1 000
+    r.waiting = waiting;
+    ExchangeAnswer answer = home.Answer({name, {r}}, {"a", "b"}, t);
+    EXPECT_EQ(answer.directives.size(), 1u);
+    return answer.directives.empty() ? int64_t{-1} : answer.directives[0].directive.delta;
+  };
+  const int64_t to_a = urgent(a, "a", 2, 1'200);
+  EXPECT_EQ(to_a, 2 + free / 4);  // half a fair share of 2 members: free / 4
+  const auto rest = static_cast<uint64_t>(free - to_a);
+  EXPECT_EQ(urgent(b, "b", rest, 1'210), static_cast<int64_t>(rest));
+  EXPECT_EQ(home.LedgerOf(kKey)->Free(), 0);
 }
 
 TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
@@ -295,7 +328,7 @@ TEST(ZoneHomeTest, AnAskAtASettledLimitIsToldTheBucketIsFull) {
   auto ask = [&](MemberBucket& m, const std::string& name, uint64_t count, uint64_t want, int64_t t) {
     BucketReport r = Report(kKey, m, name == "a" ? std::vector<PartitionCount>{Count(0, count)} : std::vector<PartitionCount>{},
                             want, home.LedgerOf(kKey) == nullptr);
-    r.urgent = want > 0;
+    r.waiting = want;
     ExchangeAnswer answer = home.Answer({name, {r}}, {"a", "b"}, t);
     for (const BucketDirective& d : answer.directives) EXPECT_TRUE(m.Apply(d.directive));
     return answer;
@@ -337,7 +370,7 @@ TEST(ZoneHomeTest, AnAskWhoseEarlierGrantWasLostIsNotToldTheBucketIsFull) {
   MemberBucket a;
   auto ask = [&](uint64_t count, uint64_t want, int64_t t, bool apply) {
     BucketReport r = Report(kKey, a, {Count(0, count)}, want, home.LedgerOf(kKey) == nullptr);
-    r.urgent = want > 0;
+    r.waiting = want;
     ExchangeAnswer answer = home.Answer({"a", {r}}, {"a"}, t);
     for (const BucketDirective& d : answer.directives) {
       if (apply) {

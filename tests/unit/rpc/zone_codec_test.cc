@@ -20,7 +20,7 @@ zone::BucketReport Report(const std::string& tenant, const std::string& policy =
   r.report.applied_directive = 2;
   r.want = 9;
   r.trigger = true;
-  r.urgent = true;
+  r.waiting = 5;
   return r;
 }
 
@@ -53,7 +53,7 @@ TEST(ZoneCodecTest, AnExchangeRequestComesBackAsItWasSent) {
   EXPECT_EQ(got.key, want.key);
   EXPECT_EQ(got.want, 9u);
   EXPECT_TRUE(got.trigger);
-  EXPECT_TRUE(got.urgent);
+  EXPECT_EQ(got.waiting, 5u);
   EXPECT_EQ(got.report.seq, 3u);
   EXPECT_EQ(got.report.unused, 6u);
   EXPECT_EQ(got.report.applied_home, 1700000000000u);
@@ -179,6 +179,7 @@ TEST(ZoneCodecTest, CountsAndHeadroomAbove2To40AreRefusedSoThatSumsNeverWrap) {
                 "counts[0].admitted");
   ExpectRefused([&](auto& w) { w.mutable_reports(0)->mutable_report()->set_unused(over); }, "report.unused");
   ExpectRefused([&](auto& w) { w.mutable_reports(0)->set_want(UINT64_MAX); }, "reports[0].want");
+  ExpectRefused([](auto& w) { w.mutable_reports(1)->set_waiting(10); }, "reports[1].waiting is more than want");
   ExpectRefused([](auto& w) { w.mutable_reports(0)->mutable_report()->mutable_counts(0)->set_consumed(-1); },
                 "negative offset");
   ExpectRefused([](auto& w) { w.mutable_reports(0)->mutable_report()->set_seq(0); }, "report.seq is 0");
