@@ -14,6 +14,7 @@
 #include "node/ring_backends.h"
 #include "ring/memberlist/memberlist_kv.h"
 #include "ring/instance_addr.h"
+#include "ring/ring_members.h"
 #include "tls/listener_tls.h"
 
 namespace limits {
@@ -317,6 +318,7 @@ Status Node::StartRing() {
   o.heartbeat_period = r.heartbeat_period;
   o.heartbeat_timeout = r.heartbeat_timeout;
   o.unregister_on_shutdown = r.unregister_on_shutdown;
+  if (zone_) o.zone_protocol = ring::kZoneProtocol;
   ring_ = std::make_unique<ring::Lifecycler>(*ring_kv_, clock_, o, *registry_);
   ring_->Start();
   ring_->SetServing();  // the gRPC server is up: ACTIVE right after the JOINING registration

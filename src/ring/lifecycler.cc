@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "common/log.h"
+#include "ring/ring_members.h"
 
 namespace limits::ring {
 namespace {
@@ -192,8 +193,9 @@ std::vector<uint32_t> Lifecycler::PickTokens(const ::ring::Desc& desc) const {
 
 void Lifecycler::FillEntry(::ring::InstanceDesc* entry, ::ring::InstanceState state, int64_t now_s,
                            const std::vector<uint32_t>& tokens, int64_t registered_at_s) const {
-  // Only the fields the lifecycler owns; anything else (read-only mode set by an operator,
-  // versions, fields of a newer dskit) is kept as found.
+  // Only the fields the lifecycler owns (and its own key of `versions`); anything else
+  // (read-only mode set by an operator, other versions, fields of a newer dskit) is kept as
+  // found.
   entry->set_id(options_.instance_id);
   entry->set_addr(options_.addr);
   entry->set_zone(options_.zone);
@@ -202,6 +204,11 @@ void Lifecycler::FillEntry(::ring::InstanceDesc* entry, ::ring::InstanceState st
   entry->set_registered_timestamp(registered_at_s);
   entry->clear_tokens();
   for (uint32_t t : tokens) entry->add_tokens(t);
+  if (options_.zone_protocol != 0) {
+    (*entry->mutable_versions())[kZoneProtocolKey] = options_.zone_protocol;
+  } else {
+    entry->mutable_versions()->erase(kZoneProtocolKey);
+  }
 }
 
 Status Lifecycler::CasOurEntry(Op op, const KvClient::CasFn& fn) {

@@ -55,6 +55,9 @@ struct LifecyclerOptions {
   std::chrono::milliseconds stop_timeout = 5s;
   // Seed of the token generator; 0 picks a random one.
   uint64_t token_seed = 0;
+  // The zone protocol advertised in the entry's `versions` (ring_members.h); 0 advertises
+  // none (and removes one an earlier process wrote).
+  uint64_t zone_protocol = 0;
 };
 
 // What /ready and the metrics report.

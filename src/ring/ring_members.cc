@@ -6,7 +6,9 @@ namespace limits::ring {
 namespace {
 
 bool IsZoneMember(const ::ring::InstanceDesc& instance, const std::string& zone) {
-  return instance.state() == ::ring::ACTIVE && instance.zone() == zone && !instance.addr().empty();
+  auto protocol = instance.versions().find(kZoneProtocolKey);
+  return instance.state() == ::ring::ACTIVE && instance.zone() == zone && !instance.addr().empty() &&
+         protocol != instance.versions().end() && protocol->second == kZoneProtocol;
 }
 
 void SortById(std::vector<RingMember>& members) {

@@ -1,7 +1,10 @@
 // The members of a ring that the nodes of one zone exchange with (the zone's shared limits,
-// limits/zone/zone_agent.h): ACTIVE instances of that zone whose heartbeat is fresh, by their
-// map key (dskit's instance id), with the gRPC address they advertise. A LEAVING, JOINING or
-// silent instance is no bucket's home.
+// limits/zone/zone_agent.h): ACTIVE instances of that zone whose heartbeat is fresh and that
+// speak this node's zone protocol, by their map key (dskit's instance id), with the gRPC
+// address they advertise. A LEAVING, JOINING or silent instance is no bucket's home; nor is
+// one without `[zone]` (or of another protocol), which would never answer as a home: while a
+// rollout turns `[zone]` on, its nodes share among themselves and the others keep static
+// shares.
 #pragma once
 
 #include <chrono>
@@ -12,6 +15,11 @@
 #include "proto/ring.pb.h"
 
 namespace limits::ring {
+
+// The zone protocol a node speaks, advertised in its ring entry's `versions` (dskit's map of
+// component versions) under this key ("limitsd" in ASCII): a node with `[zone]` writes it.
+inline constexpr uint64_t kZoneProtocolKey = 0x6c696d69747364;
+inline constexpr uint64_t kZoneProtocol = 2;  // 2: BucketReport.waiting
 
 struct RingMember {
   std::string id;

@@ -11,6 +11,7 @@
 #include "limits/decision/limits_provider.h"
 #include "limits/lifecycle/partition_manager.h"
 #include "testing/fake_clock.h"
+#include "ring/ring_members.h"
 #include "testing/temp_dir.h"
 #include "testing/test_store.h"
 #include "testing/wait_for.h"
@@ -70,6 +71,7 @@ TEST(NodeZoneTest, AHungRingStoreHoldsBackNoExchange) {
   self.set_zone("zone-a");
   self.set_state(::ring::ACTIVE);
   self.set_timestamp(clock.NowMillis() / 1000);
+  (*self.mutable_versions())[ring::kZoneProtocolKey] = ring::kZoneProtocol;
   HangingKv kv(desc);
   config::ZoneConfig config;
   config.enabled = true;

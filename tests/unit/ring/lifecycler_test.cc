@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "ring/ring_members.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_kv.h"
 #include "testing/prometheus_parser.h"
@@ -198,6 +199,30 @@ TEST_F(LifecyclerTest, KeepsFieldsItDoesNotOwnInItsOwnEntry) {
   const ::ring::InstanceDesc e = Ours(kv_.Value(kKey));
   EXPECT_TRUE(e.read_only());
   EXPECT_EQ(e.read_only_updated_timestamp(), 1699000000);
+  EXPECT_EQ(e.versions().at(3), 4u);
+}
+
+// A node with [zone] says so in its entry (the zone's members are those that do); the same
+// node restarted without it takes the mark away, and leaves the other versions as they were.
+TEST_F(LifecyclerTest, AdvertisesItsZoneProtocolAndTakesItAwayWithout) {
+  LifecyclerOptions with = Options();
+  with.zone_protocol = kZoneProtocol;
+  with.unregister_on_shutdown = false;  // the next process finds the entry
+  {
+    Lifecycler lc(kv_, clock_, with, registry_);
+    ASSERT_TRUE(lc.Register().ok());
+    ASSERT_TRUE(lc.Heartbeat().ok());
+  }
+  ::ring::InstanceDesc e = Ours(kv_.Value(kKey));
+  EXPECT_EQ(e.versions().at(kZoneProtocolKey), kZoneProtocol);
+  ::ring::Desc d = kv_.Value(kKey);
+  (*(*d.mutable_ingesters())["limitsd-0"].mutable_versions())[3] = 4;
+  kv_.Put(kKey, d);
+  prometheus::Registry other_registry;
+  Lifecycler without(kv_, clock_, Options(), other_registry);
+  ASSERT_TRUE(without.Register().ok());
+  e = Ours(kv_.Value(kKey));
+  EXPECT_FALSE(e.versions().contains(kZoneProtocolKey));
   EXPECT_EQ(e.versions().at(3), 4u);
 }
 

@@ -7,13 +7,16 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// An instance with [zone] (this node's zone protocol), unless `protocol` says otherwise (0: none).
 void Add(::ring::Desc& d, const std::string& id, ::ring::InstanceState state, const std::string& zone, int64_t ts,
-         const std::string& addr = "10.0.0.1:9095") {
+         const std::string& addr = "10.0.0.1:9095", uint64_t protocol = kZoneProtocol) {
   ::ring::InstanceDesc& i = (*d.mutable_ingesters())[id];
   i.set_addr(addr);
   i.set_state(state);
   i.set_zone(zone);
   i.set_timestamp(ts);
+  (*i.mutable_versions())[7] = 1;  // another component's version: not ours to read
+  if (protocol != 0) (*i.mutable_versions())[kZoneProtocolKey] = protocol;
 }
 
 TEST(RingMembersTest, OnlyActiveFreshMembersOfTheZoneWithAnAddress) {
@@ -26,6 +29,10 @@ TEST(RingMembersTest, OnlyActiveFreshMembersOfTheZoneWithAnAddress) {
   Add(d, "silent", ::ring::ACTIVE, "z1", 1000 - 61);
   Add(d, "no-addr", ::ring::ACTIVE, "z1", 1000, "");
   Add(d, "just-fresh", ::ring::ACTIVE, "z1", 1000 - 60);
+  // Without [zone] (a node not restarted yet while a rollout turns it on), or speaking another
+  // zone protocol (mid-upgrade): never a home here, which it would never answer as.
+  Add(d, "no-zone", ::ring::ACTIVE, "z1", 1000, "10.0.0.3:9095", 0);
+  Add(d, "older", ::ring::ACTIVE, "z1", 1000, "10.0.0.4:9095", kZoneProtocol - 1);
   const std::vector<RingMember> m = ZoneMembers(d, "z1", 1000, 1min);
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].id, "a");
