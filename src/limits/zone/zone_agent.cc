@@ -266,8 +266,9 @@ bool ZoneAgent::Acquire(const BucketKey& key, uint64_t need, Deadline deadline) 
 bool ZoneAgent::TurnHot(const BucketKey& key, uint64_t need, Deadline deadline) {
   const std::optional<ZonePeer> home = HomePeerOf(key);
   if (!home) return false;
-  // The first exchange makes the ledger, which has the other members report at once; the
-  // second finds every partition counted and brings this member's first directive.
+  // The exchange makes the ledger, which has the other members report at once and, once every
+  // partition is counted, brings this member's first directive (ZoneHome::GrantWaiting); a
+  // second exchange when the reports did not all come.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!CallFor(*home, {key}, {key}, need, deadline)) return false;
     MemberBucket* bucket = HotBucket(key);
@@ -283,7 +284,28 @@ bool ZoneAgent::Refresh(const BucketKey& key, Deadline deadline) {
   return home && CallFor(*home, {}, {}, 0, deadline);
 }
 
+std::optional<std::vector<std::unique_lock<std::timed_mutex>>> ZoneAgent::SerializeAsks(
+    const ExchangeRequest& request, Deadline deadline) {
+  std::set<size_t> stripes;
+  for (const BucketReport& r : request.reports) {
+    if (r.waiting > 0) stripes.insert(HashOf(r.key) % asks_.size());
+  }
+  std::vector<std::unique_lock<std::timed_mutex>> held;
+  for (size_t s : stripes) {  // in order: two asks never wait on each other
+    std::unique_lock<std::timed_mutex> lock(asks_[s], std::defer_lock);
+    if (deadline == kNoDeadline) {
+      lock.lock();
+    } else if (!lock.try_lock_until(deadline)) {
+      return std::nullopt;
+    }
+    held.push_back(std::move(lock));
+  }
+  return held;
+}
+
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadline deadline) {
+  const auto serial = SerializeAsks(request, deadline);
+  if (!serial) return Status::Unavailable("zone: the asks of the bucket ahead of this one took its time");
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;
   std::vector<BucketKey> starved;
@@ -314,6 +336,15 @@ Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadl
                         [&](const BucketReport& r) { return r.trigger && r.key == key; });
   });
   if (!uncounted.empty()) AskForReports(uncounted, request.member, peers, deadline);
+  if (!serial->empty()) {
+    // What those calls freed goes to this asker's waiting streams now: asking again, it would
+    // find another asker had taken it.
+    std::lock_guard lock(home_mu_);
+    for (BucketDirective& d : home_.GrantWaiting(request, answer)) {
+      if (d.directive.delta > 0) std::erase(answer.full, d.key);
+      answer.directives.push_back(std::move(d));
+    }
+  }
   return answer;
 }
 

@@ -20,6 +20,7 @@
 // locks by requests); the home's lock is taken alone. No lock is held across a call to a peer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -90,15 +91,16 @@ class ZoneAgent final : public ZoneHandler {
   // calls below start only before it and end by it (a call left unfinished fails closed).
   Deadline CallsDeadline(Deadline caller) const;
   // A hot bucket that ran out while `need` streams wait: one exchange with its home asking for
-  // them (urgent), and a second when the home had to recall places from others first. True
+  // them (urgent; what the home recalls from others for them comes in its answer), and a
+  // second when that fell short. True
   // when it holds headroom.
   bool Acquire(const BucketKey& key, uint64_t need, Deadline deadline);
   // Whether the bucket's home said, within the last silent_hold_ms, that the zone is settled at
   // its limit (ExchangeAnswer::full): Acquire would change nothing, so requests refuse at once.
   bool KnownFull(const BucketKey& key);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
-  // home has the other members report it at once), and exchanges once more for this member's
-  // first directive (and Acquires when that brought nothing). True when the bucket is hot here
+  // home has the other members report it at once, then gives this member its first
+  // directive; once more when a report did not come), and Acquires when that brought nothing. True when the bucket is hot here
   // with headroom.
   bool TurnHot(const BucketKey& key, uint64_t need, Deadline deadline);
   // A bucket unknown here (no lease from its home yet): one exchange with the home for the
@@ -171,6 +173,12 @@ class ZoneAgent final : public ZoneHandler {
   // HomePeerOf.
   bool CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                uint64_t need, Deadline deadline);
+  // As a home: takes the locks of the buckets `request` asks urgently for (streams wait), by
+  // `deadline`: one urgent ask of a bucket at a time, from its report requests and recalls to
+  // its answer, so that concurrent asks (Loki's frontend calls every owner of a push at once)
+  // do not take back from each other what their calls freed. Nullopt when the deadline came.
+  std::optional<std::vector<std::unique_lock<std::timed_mutex>>> SerializeAsks(const ExchangeRequest& request,
+                                                                              Deadline deadline);
   // As a home: sends the recalls (Direct) and applies their acknowledgements.
   void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers, Deadline deadline);
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
@@ -197,6 +205,7 @@ class ZoneAgent final : public ZoneHandler {
 
   RateShares rates_;  // its own lock, taken alone
 
+  std::array<std::timed_mutex, 16> asks_;  // SerializeAsks' stripes, by bucket hash
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)
   std::vector<std::string> ring_ids_;  // GUARDED_BY(home_mu_): as of the last round, for HomedHere

@@ -225,6 +225,27 @@ std::vector<BucketKey> ZoneHome::Starved(const ExchangeRequest& request) const {
   return out;
 }
 
+std::vector<BucketDirective> ZoneHome::GrantWaiting(const ExchangeRequest& request, const ExchangeAnswer& answer) {
+  std::vector<BucketDirective> out;
+  for (const BucketReport& r : request.reports) {
+    if (r.waiting == 0 || !homed_here_(r.key)) continue;
+    auto it = ledgers_.find(r.key);
+    if (it == ledgers_.end()) continue;
+    HomeLedger& ledger = it->second;
+    if (!ledger.CanGrant() || ledger.Forgotten(request.member) || ledger.Free() <= 0) continue;
+    uint64_t granted = 0;
+    for (const BucketDirective& d : answer.directives) {
+      if (d.key == r.key && d.directive.delta > 0) granted += static_cast<uint64_t>(d.directive.delta);
+    }
+    const uint64_t waiting = std::min(r.waiting, r.want);
+    uint64_t want = waiting > granted ? waiting - granted : 0;
+    if (ledger.RoomsOpen() && !ledger.Directed(request.member)) want += ledger.Rooms(request.member);
+    if (want == 0) continue;
+    out.push_back({r.key, ledger.Grant(request.member, want)});
+  }
+  return out;
+}
+
 std::vector<BucketDirective> ZoneHome::RoomDirectives(const std::vector<BucketKey>& keys, const std::string& member) {
   std::vector<BucketDirective> out;
   for (const BucketKey& key : keys) {

@@ -83,6 +83,13 @@ class ZoneHome {
   // not wait for every member's next two rounds.
   std::vector<BucketDirective> RoomDirectives(const std::vector<BucketKey>& keys, const std::string& member);
 
+  // For `request`'s urgent asks once `answer` is made and the calls it needed are done (the
+  // others' reports, the returns it recalled, acknowledged): a grant of what its streams still
+  // wait for beyond what `answer` granted, of what those calls freed — given now, in the same
+  // exchange, rather than at the asker's next ask, by which time another asker may have taken
+  // them. With the rooms open, a first directive carries the asker's room as Answer's does.
+  std::vector<BucketDirective> GrantWaiting(const ExchangeRequest& request, const ExchangeAnswer& answer);
+
   // Buckets turning hot whose partitions are not all counted yet: nothing is granted until the
   // members serving them report (the agent asks them at once, DirectRequest::reports).
   std::vector<BucketKey> Uncounted() const;

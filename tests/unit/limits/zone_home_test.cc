@@ -270,6 +270,38 @@ TEST(ZoneHomeTest, AnUrgentAsksTopUpDoesNotTakeWhatAnothersStreamsWaitFor) {
   EXPECT_EQ(home.LedgerOf(kKey)->Free(), 0);
 }
 
+// Once the calls an urgent ask needed are done, what they freed goes to its waiting streams in
+// the same exchange (the agent asks GrantWaiting before it answers): the rest of what waits,
+// and, at a turn to hot whose partitions were counted only by those calls, the first directive
+// with the asker's room. A round's report (nothing waits) gets nothing more.
+TEST(ZoneHomeTest, WhatAnUrgentAsksCallsFreedGoesToItsWaitingStreams) {
+  // L = 40 over 2 partitions: a serves partition 0, b partition 1; floors of 10.
+  ZoneHome home(2, kLease, [](const BucketKey&) { return uint64_t{40}; }, Everywhere, 0);
+  home.Answer({"b", {}}, {"a", "b"}, 900);
+  MemberBucket a, b;
+  ExchangeRequest turn{"a", {Report(kKey, a, {Count(0, 10)}, 4, true)}};
+  turn.reports[0].waiting = 3;
+  ExchangeAnswer answer = home.Answer(turn, {"a", "b"}, 1'000);
+  EXPECT_TRUE(answer.directives.empty());  // b's partition is not counted yet
+  EXPECT_TRUE(home.GrantWaiting(turn, answer).empty());
+  home.Acknowledge("b", {Report(kKey, b, {Count(1, 4)}, 0)});  // the report request's answer
+  const std::vector<BucketDirective> first = home.GrantWaiting(turn, answer);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].directive.delta, 3);  // what waits; a's floor is full: no room
+  ASSERT_TRUE(a.Apply(first[0].directive));
+  ExchangeRequest round{"a", {Report(kKey, a, {Count(0, 10)}, 4)}};
+  EXPECT_TRUE(home.GrantWaiting(round, home.Answer(round, {"a", "b"}, 1'100)).empty());
+
+  // Later, 5 wait and the answer granted 2: 3 more.
+  ExchangeRequest ask{"a", {Report(kKey, a, {Count(0, 13)}, 5)}};
+  ask.reports[0].waiting = 5;
+  ExchangeAnswer partial;
+  partial.directives.push_back({kKey, Directive{2, 0, 0}});
+  const std::vector<BucketDirective> rest = home.GrantWaiting(ask, partial);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].directive.delta, 3);
+}
+
 TEST(ZoneHomeTest, OneOutOfHeadroomWithNothingFreeMakesTheOthersGiveBackHalf) {
   ZoneHome home(1, kLease, [](const BucketKey&) { return uint64_t{20}; }, Everywhere, 0);
   home.Answer({"b", {}}, {"a", "b"}, 900);
