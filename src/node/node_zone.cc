@@ -20,6 +20,13 @@ NodeZone::NodeZone(const config::ZoneConfig& config, std::string instance_id, st
                                "ones for a heartbeat_timeout).")
                          .Register(registry)
                          .Add({})),
+      outsiders_gauge_(prometheus::BuildGauge()
+                           .Name("limitsd_zone_outsiders")
+                           .Help("Live nodes of this node's zone in the ring that do not share its stream limits (no "
+                                 "[zone], or another zone protocol: a rollout). While any, this node admits on static "
+                                 "shares.")
+                           .Register(registry)
+                           .Add({})),
       ring_errors_(prometheus::BuildCounter()
                        .Name("limitsd_zone_ring_read_errors_total")
                        .Help("Reads of the ring's members that failed (the last members read stay in use).")
@@ -74,6 +81,18 @@ void NodeZone::ReadRing() {
   std::vector<std::string> addresses;
   for (const zone::ZonePeer& p : members) addresses.push_back(p.address);
   peers_->Retain(addresses);
+  const size_t outsiders = view_->outsiders();
+  if ((outsiders == 0) != agent_->Shared()) {
+    if (outsiders == 0) {
+      log::Info("zone", "every live node of the zone shares its limits: admitting against the zone");
+    } else {
+      log::Warn("zone", "live nodes of the zone do not share its limits (no [zone], or another zone protocol): "
+                        "admitting on static shares until they do")
+          .Kv("outsiders", outsiders);
+    }
+    agent_->SetShared(outsiders == 0);
+  }
+  outsiders_gauge_.Set(static_cast<double>(outsiders));
   std::lock_guard lock(mu_);
   if (members.size() != members_.size()) {
     log::Info("zone", "members changed").Kv("members", members.size()).Kv("before", members_.size());

@@ -67,6 +67,7 @@ class NodeZone {
   std::vector<zone::ZonePeer> members_;  // GUARDED_BY(mu_): the ring's, as last read
 
   prometheus::Gauge& members_gauge_;
+  prometheus::Gauge& outsiders_gauge_;
   prometheus::Counter& ring_errors_;
   std::unique_ptr<rpc::ZonePeers> peers_;
   std::unique_ptr<StoreZoneEnvironment> env_;

@@ -5,10 +5,21 @@
 namespace limits::ring {
 namespace {
 
-bool IsZoneMember(const ::ring::InstanceDesc& instance, const std::string& zone) {
+bool IsOfZone(const ::ring::InstanceDesc& instance, const std::string& zone) {
+  return instance.state() == ::ring::ACTIVE && instance.zone() == zone && !instance.addr().empty();
+}
+
+bool SpeaksOurProtocol(const ::ring::InstanceDesc& instance) {
   auto protocol = instance.versions().find(kZoneProtocolKey);
-  return instance.state() == ::ring::ACTIVE && instance.zone() == zone && !instance.addr().empty() &&
-         protocol != instance.versions().end() && protocol->second == kZoneProtocol;
+  return protocol != instance.versions().end() && protocol->second == kZoneProtocol;
+}
+
+bool IsZoneMember(const ::ring::InstanceDesc& instance, const std::string& zone) {
+  return IsOfZone(instance, zone) && SpeaksOurProtocol(instance);
+}
+
+int64_t OldestFresh(int64_t now_s, std::chrono::milliseconds heartbeat_timeout) {
+  return now_s - std::chrono::duration_cast<std::chrono::seconds>(heartbeat_timeout).count();
 }
 
 void SortById(std::vector<RingMember>& members) {
@@ -19,7 +30,7 @@ void SortById(std::vector<RingMember>& members) {
 
 std::vector<RingMember> ZoneMembers(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
                                     std::chrono::milliseconds heartbeat_timeout) {
-  const int64_t oldest = now_s - std::chrono::duration_cast<std::chrono::seconds>(heartbeat_timeout).count();
+  const int64_t oldest = OldestFresh(now_s, heartbeat_timeout);
   std::vector<RingMember> out;
   for (const auto& [id, instance] : desc.ingesters()) {
     if (!IsZoneMember(instance, zone) || instance.timestamp() < oldest) continue;
@@ -27,6 +38,15 @@ std::vector<RingMember> ZoneMembers(const ::ring::Desc& desc, const std::string&
   }
   SortById(out);
   return out;
+}
+
+size_t ZoneOutsiders(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
+                     std::chrono::milliseconds heartbeat_timeout) {
+  const int64_t oldest = OldestFresh(now_s, heartbeat_timeout);
+  return static_cast<size_t>(std::count_if(desc.ingesters().begin(), desc.ingesters().end(), [&](const auto& entry) {
+    const ::ring::InstanceDesc& i = entry.second;
+    return IsOfZone(i, zone) && !SpeaksOurProtocol(i) && i.timestamp() >= oldest;
+  }));
 }
 
 const std::vector<RingMember>& ZoneMemberView::Read(const ::ring::Desc& desc, int64_t now_ms) {
@@ -48,6 +68,7 @@ const std::vector<RingMember>& ZoneMemberView::Read(const ::ring::Desc& desc, in
     SortById(members);
   }
   members_ = std::move(members);
+  outsiders_ = ZoneOutsiders(desc, zone_, now_ms / 1000, heartbeat_timeout_);
   return members_;
 }
 

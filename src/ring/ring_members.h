@@ -2,9 +2,9 @@
 // limits/zone/zone_agent.h): ACTIVE instances of that zone whose heartbeat is fresh and that
 // speak this node's zone protocol, by their map key (dskit's instance id), with the gRPC
 // address they advertise. A LEAVING, JOINING or silent instance is no bucket's home; nor is
-// one without `[zone]` (or of another protocol), which would never answer as a home: while a
-// rollout turns `[zone]` on, its nodes share among themselves and the others keep static
-// shares.
+// one without `[zone]` (or of another protocol), which would never answer as a home: it is an
+// outsider, and while the zone has one (a rollout turning `[zone]` on), its nodes admit on
+// static shares.
 #pragma once
 
 #include <chrono>
@@ -29,6 +29,10 @@ struct RingMember {
 // Sorted by id. `now_s`: unix seconds, as the heartbeat timestamps are. Pure.
 std::vector<RingMember> ZoneMembers(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
                                     std::chrono::milliseconds heartbeat_timeout);
+// The zone's live instances (ACTIVE, fresh, with an address) that do not speak this node's zone
+// protocol. Pure.
+size_t ZoneOutsiders(const ::ring::Desc& desc, const std::string& zone, int64_t now_s,
+                     std::chrono::milliseconds heartbeat_timeout);
 
 // A zone's members as one node takes them from successive reads of the ring. A read that
 // fails keeps the last members. After reads fail, a member whose heartbeat went stale is kept
@@ -47,6 +51,8 @@ class ZoneMemberView {
   void ReadFailed() { failing_ = true; }
 
   const std::vector<RingMember>& members() const { return members_; }
+  // ZoneOutsiders at the last read that succeeded.
+  size_t outsiders() const { return outsiders_; }
   // Whether the last read failed.
   bool failing() const { return failing_; }
 
@@ -54,6 +60,7 @@ class ZoneMemberView {
   const std::string zone_;
   const std::chrono::milliseconds heartbeat_timeout_;
   std::vector<RingMember> members_;
+  size_t outsiders_ = 0;
   bool failing_ = false;
   int64_t keep_stale_until_ms_ = 0;
 };

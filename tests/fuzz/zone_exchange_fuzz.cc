@@ -110,8 +110,10 @@ bool SameDirectives(const std::vector<zone::BucketDirective>& a, const std::vect
   return true;
 }
 
-// The home answers; what it grants, over both rounds (the same report twice: the second is
-// not newer, so the first round's grants stay in flight), is at most the bucket's limit.
+// The home answers, and grants its urgent asks what waits (GrantWaiting, as the agent does
+// after the answer's calls); what it grants, over both rounds (the same report twice: the
+// second is not newer, so the first round's grants stay in flight), is at most the bucket's
+// limit.
 void Home(const zone::ExchangeRequest& request, bool acknowledge) {
   const std::vector<std::string> members = {"a", "b", request.member};
   zone::ZoneHome home(kPartitions, 60'000, [](const zone::BucketKey&) { return kLimit; },
@@ -123,7 +125,8 @@ void Home(const zone::ExchangeRequest& request, bool acknowledge) {
       home.Acknowledge(request.member, request.reports);
       continue;
     }
-    const zone::ExchangeAnswer answer = home.Answer(request, members, 2'000 + round);
+    zone::ExchangeAnswer answer = home.Answer(request, members, 2'000 + round);
+    for (zone::BucketDirective& d : home.GrantWaiting(request, answer)) answer.directives.push_back(std::move(d));
     for (const zone::BucketDirective& d : answer.directives) {
       if (d.directive.delta > 0) granted[d.key] += d.directive.delta;
     }

@@ -208,7 +208,7 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
       bucket_of.push_back(static_cast<uint32_t>(draw->BucketOf(s.policy)));
       draw->Add(bucket_of.back(), static_cast<double>(s.bytes));
     }
-    if (options_.zone != nullptr) draw->ShareInZone(*options_.zone);
+    if (options_.zone != nullptr && options_.zone->Shared()) draw->ShareInZone(*options_.zone);
   }
   if (const std::optional<size_t> short_of = draw ? draw->Take(rates_, clock_.NowMillis()) : std::nullopt) {
     if (rate_notices_.Allow(tenant, clock_.NowMillis())) draw->Explain(*short_of, tenant, served.size());
@@ -280,7 +280,9 @@ Status LimitsChecker::ExceedsLimits(std::string_view tenant, std::span<const Str
 Status LimitsChecker::AdmitSlice(std::string_view tenant, const TenantLimits& limits, const PartitionSet& serving,
                                  std::span<const StreamUpdate> slice, UpdateCondResult* result, Wait wait,
                                  Deadline deadline) {
-  if (options_.zone != nullptr) return AdmitInZone(tenant, limits, serving, slice, result, wait, deadline);
+  if (options_.zone != nullptr && options_.zone->Shared()) {
+    return AdmitInZone(tenant, limits, serving, slice, result, wait, deadline);
+  }
   // The tenant's limits as this node's share of them, counted afresh for each slice.
   Admission admission(limits, serving.Count(), static_cast<uint32_t>(store_.num_partitions()));
   return store_.UpdateCond(tenant, slice, admission, serving, result, wait);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -87,6 +88,12 @@ class ZoneAgent final : public ZoneHandler {
   // next round, which `wake` (when set) is asked to bring forward.
   void AskToTurnHot(const std::vector<BucketKey>& keys);
   void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Whether requests admit against the zone now: not while a live node of the zone does not
+  // share its limits (no `[zone]`, or another zone protocol: a rollout), since no ledger can
+  // count that node's partitions; requests then admit on static shares, as that node does.
+  // The agent's rounds go on meanwhile. Set from the ring's reads (NodeZone).
+  void SetShared(bool shared) { shared_.store(shared, std::memory_order_relaxed); }
+  bool Shared() const { return shared_.load(std::memory_order_relaxed); }
   // When a request whose caller waits until `caller` must have ended its calls to peers: the
   // calls below start only before it and end by it (a call left unfinished fails closed).
   Deadline CallsDeadline(Deadline caller) const;
@@ -196,6 +203,7 @@ class ZoneAgent final : public ZoneHandler {
   ZoneTransport& transport_;
   const Clock& clock_;
   std::function<void()> wake_;
+  std::atomic<bool> shared_{true};
 
   std::mutex member_mu_;
   ZoneMember member_;              // GUARDED_BY(member_mu_)

@@ -114,11 +114,14 @@ double Counter(prometheus::Registry& registry, const std::string& name, const st
 }
 
 // Streams of one tenant, hashed to partitions with a skew towards node a's (0-3), pushed to
-// their partition's node one at a time; a round of exchanges every 10 pushes.
-Outcome Fill(bool in_zone) {
+// their partition's node one at a time; a round of exchanges every 10 pushes. `shared` false:
+// the agents say a live node of the zone does not share (a rollout), as NodeZone would.
+Outcome Fill(bool in_zone, bool shared = true) {
   TwoNodes zone(in_zone);
   Node& a = zone.a;
   Node& b = zone.b;
+  a.agent.SetShared(shared);
+  b.agent.SetShared(shared);
   std::mt19937 rng(3);
   Outcome out;
   for (uint64_t n = 0; n < 3 * kLimit; ++n) {
@@ -161,6 +164,17 @@ TEST(LimitsCheckerZoneTest, TwoNodesShareATenantsLimitExactlyWhereStaticSharesRe
   EXPECT_GT(zone.refused_hot, 0);
   EXPECT_GT(zone.acquires, 0);
   EXPECT_EQ(shares.refused_hot, -1);  // no zone: no zone metrics
+}
+
+// While a live node of the zone does not share its limits (a rollout turning [zone] on), the
+// nodes that do admit on static shares, exactly as without a zone: no ledger could count that
+// node's partitions, and its own static share is what it admits.
+TEST(LimitsCheckerZoneTest, WhileANodeOfTheZoneDoesNotShareTheOthersAdmitOnStaticShares) {
+  const Outcome shares = Fill(false);
+  const Outcome outsider = Fill(true, false);
+  EXPECT_EQ(outsider.first_rejection, shares.first_rejection);
+  EXPECT_EQ(outsider.accepted, shares.accepted);
+  EXPECT_EQ(outsider.acquires, 0);  // no call to a home
 }
 
 // A request whose caller's deadline has passed makes no call to a peer: what the zone's state

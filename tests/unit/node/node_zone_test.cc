@@ -96,5 +96,44 @@ TEST(NodeZoneTest, AHungRingStoreHoldsBackNoExchange) {
   EXPECT_EQ(kv.reads(), 2) << "the read was still hanging";
 }
 
+// A live node of the zone that does not share its limits (not restarted yet with [zone]): this
+// node admits on static shares, and says so, until the ring no longer lists one.
+TEST(NodeZoneTest, ALiveNodeOfTheZoneThatDoesNotShareMakesItAdmitOnStaticShares) {
+  testing::FakeClock clock;
+  clock.Set(1'000'000);
+  testing::TempDir dir;
+  testing::TestStore opened = testing::TestStore::Open(dir, clock, kPartitions);
+  PartitionManager partitions(clock, 30s);
+  LimitsProvider limits(TenantLimits{}, {});
+  prometheus::Registry registry;
+  ::ring::Desc desc;
+  for (const char* id : {"a", "b"}) {
+    ::ring::InstanceDesc& i = (*desc.mutable_ingesters())[id];
+    i.set_addr("127.0.0.1:1");
+    i.set_zone("zone-a");
+    i.set_state(::ring::ACTIVE);
+    i.set_timestamp(clock.NowMillis() / 1000);
+  }
+  (*(*desc.mutable_ingesters())["a"].mutable_versions())[ring::kZoneProtocolKey] = ring::kZoneProtocol;
+  HangingKv kv(desc);
+  config::ZoneConfig config;
+  config.enabled = true;
+  config.exchange_interval = 20ms;
+  NodeZone zone(config, "a", "zone-a", kPartitions, *opened.store, partitions, limits, clock, registry);
+  struct ReleaseFirst {
+    HangingKv& kv;
+    ~ReleaseFirst() { kv.Release(); }
+  } release{kv};
+  EXPECT_TRUE(zone.agent().Shared());
+  zone.Start(kv, "ring", 1min);  // its first read of the ring is done before it returns
+  EXPECT_FALSE(zone.agent().Shared());
+  EXPECT_EQ(zone.agent().Describe({"t", ""}, 100).home, "a") << "b is no bucket's home";
+  bool gauge = false;
+  for (const auto& f : registry.Collect()) {
+    if (f.name == "limitsd_zone_outsiders") gauge = f.metric.at(0).gauge.value == 1;
+  }
+  EXPECT_TRUE(gauge);
+}
+
 }  // namespace
 }  // namespace limits

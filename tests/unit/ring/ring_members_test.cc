@@ -40,6 +40,13 @@ TEST(RingMembersTest, OnlyActiveFreshMembersOfTheZoneWithAnAddress) {
   EXPECT_EQ(m[1].id, "b");
   EXPECT_EQ(m[2].id, "just-fresh");
   EXPECT_TRUE(ZoneMembers(d, "z3", 1000, 1min).empty());
+  EXPECT_EQ(ZoneOutsiders(d, "z1", 1000, 1min), 2u);  // no-zone and older
+  EXPECT_EQ(ZoneOutsiders(d, "z2", 1000, 1min), 0u);
+  ZoneMemberView view("z1", 1min);
+  view.Read(d, 1'000'000);
+  EXPECT_EQ(view.outsiders(), 2u);
+  view.ReadFailed();
+  EXPECT_EQ(view.outsiders(), 2u);  // a failed read keeps what the last one said
 }
 
 std::vector<std::string> Ids(const std::vector<RingMember>& members) {
