@@ -54,24 +54,32 @@ class HangingKv final : public ring::KvClient {
   bool released_ = false;  // GUARDED_BY(mu_)
 };
 
-TEST(NodeZoneTest, AHungRingStoreHoldsBackNoExchange) {
-  testing::FakeClock clock;
-  clock.Set(1'000'000);
+// A node's clock, store and partitions for a NodeZone, and the ring it reads.
+struct NodeZoneTest : ::testing::Test {
+  // An ACTIVE instance of zone-a with a fresh heartbeat, speaking the zone protocol or not.
+  void Add(const std::string& id, bool shares) {
+    ::ring::InstanceDesc& i = (*desc.mutable_ingesters())[id];
+    i.set_addr("127.0.0.1:1");
+    i.set_zone("zone-a");
+    i.set_state(::ring::ACTIVE);
+    i.set_timestamp(clock.NowMillis() / 1000);
+    if (shares) (*i.mutable_versions())[ring::kZoneProtocolKey] = ring::kZoneProtocol;
+  }
+
+  testing::FakeClock clock{1'000'000};
   testing::TempDir dir;
   testing::TestStore opened = testing::TestStore::Open(dir, clock, kPartitions);
-  PartitionManager partitions(clock, 30s);
+  PartitionManager partitions{clock, 30s};
+  prometheus::Registry registry;
+  ::ring::Desc desc;
+};
+
+TEST_F(NodeZoneTest, AHungRingStoreHoldsBackNoExchange) {
   for (int32_t p = 0; p < kPartitions; ++p) partitions.SetReady(p, partitions.Assign(p), 0, false);
   TenantLimits defaults;
   defaults.max_global_streams_per_user = 100;
   LimitsProvider limits(defaults, {});
-  prometheus::Registry registry;
-  ::ring::Desc desc;
-  ::ring::InstanceDesc& self = (*desc.mutable_ingesters())["a"];
-  self.set_addr("127.0.0.1:1");
-  self.set_zone("zone-a");
-  self.set_state(::ring::ACTIVE);
-  self.set_timestamp(clock.NowMillis() / 1000);
-  (*self.mutable_versions())[ring::kZoneProtocolKey] = ring::kZoneProtocol;
+  Add("a", true);
   HangingKv kv(desc);
   config::ZoneConfig config;
   config.enabled = true;
@@ -98,23 +106,10 @@ TEST(NodeZoneTest, AHungRingStoreHoldsBackNoExchange) {
 
 // A live node of the zone that does not share its limits (not restarted yet with [zone]): this
 // node admits on static shares, and says so, until the ring no longer lists one.
-TEST(NodeZoneTest, ALiveNodeOfTheZoneThatDoesNotShareMakesItAdmitOnStaticShares) {
-  testing::FakeClock clock;
-  clock.Set(1'000'000);
-  testing::TempDir dir;
-  testing::TestStore opened = testing::TestStore::Open(dir, clock, kPartitions);
-  PartitionManager partitions(clock, 30s);
+TEST_F(NodeZoneTest, ALiveNodeOfTheZoneThatDoesNotShareMakesItAdmitOnStaticShares) {
   LimitsProvider limits(TenantLimits{}, {});
-  prometheus::Registry registry;
-  ::ring::Desc desc;
-  for (const char* id : {"a", "b"}) {
-    ::ring::InstanceDesc& i = (*desc.mutable_ingesters())[id];
-    i.set_addr("127.0.0.1:1");
-    i.set_zone("zone-a");
-    i.set_state(::ring::ACTIVE);
-    i.set_timestamp(clock.NowMillis() / 1000);
-  }
-  (*(*desc.mutable_ingesters())["a"].mutable_versions())[ring::kZoneProtocolKey] = ring::kZoneProtocol;
+  Add("a", true);
+  Add("b", false);
   HangingKv kv(desc);
   config::ZoneConfig config;
   config.enabled = true;
