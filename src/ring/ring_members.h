@@ -51,7 +51,7 @@ class ZoneMemberView {
   void ReadFailed() { failing_ = true; }
 
   const std::vector<RingMember>& members() const { return members_; }
-  // ZoneOutsiders at the last read that succeeded.
+  // ZoneOutsiders at the last read that succeeded (stale ones too while stale members stay).
   size_t outsiders() const { return outsiders_; }
   // Whether the last read failed.
   bool failing() const { return failing_; }

@@ -77,6 +77,8 @@ grpc::Status ToGrpc(const Status& status) {
     case StatusCode::kIOError: return {grpc::UNAVAILABLE, status.message()};
     case StatusCode::kNotFound: return {grpc::NOT_FOUND, status.message()};
     case StatusCode::kFailedPrecondition: return {grpc::FAILED_PRECONDITION, status.message()};
+    // A zone home whose bucket's other asks held it past the asker's time (ZoneAgent::Exchange).
+    case StatusCode::kWouldBlock: return {grpc::ABORTED, status.message()};
     default: return {grpc::INTERNAL, status.message()};
   }
 }

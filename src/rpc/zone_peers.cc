@@ -9,6 +9,7 @@ namespace {
 Status FromCall(const std::string& address, const char* method, const grpc::Status& s) {
   const std::string what = "zone peer " + address + ": " + method + ": " + s.error_message();
   if (s.error_code() == grpc::INVALID_ARGUMENT) return Status::InvalidArgument(what);
+  if (s.error_code() == grpc::ABORTED) return Status::WouldBlock(what);
   return Status::Unavailable(what + " (gRPC code " + std::to_string(static_cast<int>(s.error_code())) + ")");
 }
 

@@ -4,7 +4,8 @@
 // grpcclient names, tls/client_tls.h). Every answer is decoded and checked as a request is
 // (rpc/zone_codec.h): a peer that sends garbage is an error, never a directive.
 // Errors: kUnavailable for a peer that did not answer in time or at all (the caller keeps
-// what it holds and fails closed), kInvalidArgument for a refused request or a bad answer.
+// what it holds and fails closed), kInvalidArgument for a refused request or a bad answer,
+// kWouldBlock for a home busy with the bucket's other asks until the caller's time ran out.
 // Thread-safe.
 #pragma once
 

@@ -108,7 +108,8 @@ class ZoneHandler {
 
 // How a node calls a peer at its address (rpc/zone_peers.h over gRPC). Thread-safe.
 // kUnavailable when the peer did not answer (within its call timeout, or by `deadline` when
-// that is sooner); kInvalidArgument for a refused request or an answer that does not decode.
+// that is sooner); kInvalidArgument for a refused request or an answer that does not decode;
+// kWouldBlock when the home answered that the bucket's other asks held it until `deadline`.
 class ZoneTransport {
  public:
   virtual ~ZoneTransport() = default;

@@ -70,6 +70,14 @@ std::vector<ZoneBucket> ZoneAgent::States(const std::vector<std::pair<BucketKey,
   return out;
 }
 
+void ZoneAgent::SetShared(bool shared) {
+  if (shared_.exchange(shared, std::memory_order_relaxed) == shared) return;
+  std::lock_guard lock(member_mu_);
+  for (const BucketKey& key : member_.Hot()) {
+    if (MemberBucket* b = member_.Find(key)) b->Drop();  // its next report says 0 unused
+  }
+}
+
 void ZoneAgent::AskToTurnHot(const std::vector<BucketKey>& keys) {
   if (keys.empty()) return;
   {
@@ -92,13 +100,15 @@ BucketReport ZoneAgent::ReportOf(const BucketKey& key, bool trigger) {
   // places every round that a busy one then waits for. A cold bucket's report asks too: its
   // first directive should come with places (beyond the room it had on its floors).
   const uint64_t target = std::max(options_.min_want, 4 * held.spent);
-  const uint64_t want = target > held.unused ? target - held.unused : 0;
+  // On static shares it asks for nothing: what it got would be dropped when the zone is
+  // shared again (SetShared).
+  const uint64_t want = !Shared() || target <= held.unused ? 0 : target - held.unused;
   return BucketReport{key, bucket->Report(held, std::move(counts)), want, trigger};
 }
 
-bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
-                             const std::set<BucketKey>& triggers, uint64_t need, Deadline deadline,
-                             std::vector<RateReport> rates) {
+Status ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys,
+                               const std::set<BucketKey>& triggers, uint64_t need, Deadline deadline,
+                               std::vector<RateReport> rates) {
   ExchangeRequest request{name_, {}, std::move(rates)};
   for (const BucketKey& key : keys) {
     request.reports.push_back(ReportOf(key, triggers.contains(key)));
@@ -113,7 +123,7 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   const int64_t sent = clock_.SteadyMillis();
   Result<ExchangeAnswer> answer =
       home.id == options_.self.id ? Exchange(request, deadline) : transport_.Exchange(home.address, request, deadline);
-  if (!answer.ok()) return false;
+  if (!answer.ok()) return answer.status();
   rates_.Apply(answer->rate_shares);
   std::lock_guard lock(member_mu_);
   for (const BucketDirective& d : answer->directives) {
@@ -123,7 +133,7 @@ bool ZoneAgent::ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>&
   for (const BucketKey& key : answer->full) full_until_[key] = clock_.SteadyMillis() + options_.silent_hold_ms;
   member_.Heard(home.id, std::move(answer->roster), sent);
   silent_until_.erase(home.id);
-  return true;
+  return Status::OK();
 }
 
 void ZoneAgent::DirectMembers(const std::vector<Directed>& sends, Deadline deadline) {
@@ -178,7 +188,11 @@ Deadline ZoneAgent::CallsDeadline(Deadline caller) const {
 bool ZoneAgent::CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                         uint64_t need, Deadline deadline) {
   if (Expired(deadline)) return false;  // the request's time is up, not the home's fault
-  if (ExchangeWith(home, keys, triggers, need, deadline)) return true;
+  const Status s = ExchangeWith(home, keys, triggers, need, deadline);
+  if (s.ok()) return true;
+  // The home answered, busy with the bucket's other asks until this request's time ran out:
+  // it is there, and the next request asks it.
+  if (s.IsWouldBlock()) return false;
   std::lock_guard lock(member_mu_);
   silent_until_[home.id] = clock_.SteadyMillis() + options_.silent_hold_ms;
   return false;
@@ -228,7 +242,7 @@ void ZoneAgent::Round() {
     std::vector<BucketKey>& keys = by_home[p.id];
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    if (!ExchangeWith(p, keys, triggers, 0, kNoDeadline, std::move(rates_by_home[p.id]))) {
+    if (!ExchangeWith(p, keys, triggers, 0, kNoDeadline, std::move(rates_by_home[p.id])).ok()) {
       // Asked again next round: the home may have missed it.
       std::lock_guard lock(member_mu_);
       for (const BucketKey& key : keys) {
@@ -305,7 +319,7 @@ std::optional<std::vector<std::unique_lock<std::timed_mutex>>> ZoneAgent::Serial
 
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadline deadline) {
   const auto serial = SerializeAsks(request, deadline);
-  if (!serial) return Status::Unavailable("zone: the asks of the bucket ahead of this one took its time");
+  if (!serial) return Status::WouldBlock("zone: the asks of the bucket ahead of this one took its time");
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;
   std::vector<BucketKey> starved;

@@ -91,8 +91,11 @@ class ZoneAgent final : public ZoneHandler {
   // Whether requests admit against the zone now: not while a live node of the zone does not
   // share its limits (no `[zone]`, or another zone protocol: a rollout), since no ledger can
   // count that node's partitions; requests then admit on static shares, as that node does.
-  // The agent's rounds go on meanwhile. Set from the ring's reads (NodeZone).
-  void SetShared(bool shared) { shared_.store(shared, std::memory_order_relaxed); }
+  // The agent's rounds go on meanwhile, asking for no headroom. Set from the ring's reads
+  // (NodeZone). Either way it drops the headroom of its hot buckets: static shares admit
+  // without spending it, so what the home granted before no longer fits under the limit with
+  // what they admitted, and it would be spent on top of them once the zone is shared again.
+  void SetShared(bool shared);
   bool Shared() const { return shared_.load(std::memory_order_relaxed); }
   // When a request whose caller waits until `caller` must have ended its calls to peers: the
   // calls below start only before it and end by it (a call left unfinished fails closed).
@@ -160,8 +163,8 @@ class ZoneAgent final : public ZoneHandler {
   // The report of one bucket: headroom held first, then the counts (member_bucket.h).
   BucketReport ReportOf(const BucketKey& key, bool trigger);
   // One exchange with `home` about `keys`; applies the answer. `need`: streams wait for that
-  // many places (urgent for what the bucket does not hold). False when the call failed.
-  bool ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
+  // many places (urgent for what the bucket does not hold). The call's error when it failed.
+  Status ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                     uint64_t need, Deadline deadline, std::vector<RateReport> rates = {});
   // A home's Direct to one member, known to it by `name`.
   struct Directed {
@@ -213,7 +216,7 @@ class ZoneAgent final : public ZoneHandler {
 
   RateShares rates_;  // its own lock, taken alone
 
-  std::array<std::timed_mutex, 16> asks_;  // SerializeAsks' stripes, by bucket hash
+  std::array<std::timed_mutex, 256> asks_;  // SerializeAsks' stripes, by bucket hash
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)
   std::vector<std::string> ring_ids_;  // GUARDED_BY(home_mu_): as of the last round, for HomedHere

@@ -50,6 +50,7 @@ class Zone {
     return t;
   }
   void Down(const std::string& id, bool down) { transport_.down[id + ":9095"] = down; }
+  void Busy(const std::string& id, bool busy) { transport_.busy[id + ":9095"] = busy; }
   // Member i's process restarts: a new agent (a new name), nothing of its headroom kept; it
   // takes its partitions back in a later generation and replays them (its counts hold what
   // the earlier process admitted).
@@ -143,6 +144,9 @@ class Zone {
         ++exchanges;
         deadlines.push_back(deadline);
       }
+      if (auto it = busy.find(address); it != busy.end() && it->second) {
+        return Status::WouldBlock(address + " is busy with the bucket's other asks");
+      }
       if (ZoneAgent* a = At(address)) return a->Exchange(request, deadline);
       return Status::Unavailable(address + " does not answer");
     }
@@ -169,6 +173,7 @@ class Zone {
       return out;
     }
     std::map<std::string, bool> down;  // set between calls, never during
+    std::map<std::string, bool> busy;  // answers WouldBlock; set between calls
     int exchanges = 0;
     std::vector<int> batches;  // the size of every DirectAll
     int lone_directs = 0;      // Directs sent on their own
@@ -392,6 +397,55 @@ TEST(ZoneAgentTest, UrgentAsksOfABucketAreTakenOneAtATime) {
   EXPECT_TRUE(second_hot);
   EXPECT_GE(zone.agent(first).HeadroomOf(kKey).value_or(0), 3u);
   EXPECT_GE(zone.agent(second).HeadroomOf(kKey).value_or(0), 3u);
+}
+
+// A home busy with a bucket's other asks until a request's time ran out answered: the request
+// fails closed, but the home is not taken for silent, and the next request asks it (one that
+// did not answer is not asked again for an exchange interval).
+TEST(ZoneAgentTest, AHomeBusyWithOtherAsksIsNotTakenForSilent) {
+  Zone zone(2, 64);
+  zone.Round();
+  const std::string home(HomeOf(kKey, std::vector<std::string>{"a", "b"}));
+  const int member = home == "a" ? 1 : 0;
+  ASSERT_TRUE(zone.agent(member).TurnHot(kKey, 1, kNoDeadline));
+  while (zone.agent(member).HeadroomOf(kKey).value_or(0) > 0) zone.agent(member).States({{kKey, 64}})[0].member->TrySpend();
+  zone.Busy(home, true);
+  EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
+  zone.Busy(home, false);
+  const int before = zone.exchanges();
+  EXPECT_TRUE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
+  EXPECT_EQ(zone.exchanges(), before + 1);
+
+  while (zone.agent(member).HeadroomOf(kKey).value_or(0) > 0) zone.agent(member).States({{kKey, 64}})[0].member->TrySpend();
+  zone.Down(home, true);
+  EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
+  zone.Down(home, false);
+  const int after_down = zone.exchanges();
+  EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline)) << "silent for an exchange interval";
+  EXPECT_EQ(zone.exchanges(), after_down);
+}
+
+// Going static (a live node of the zone does not share), a member drops its hot buckets'
+// headroom: static shares admit without spending it, and it must not be spent on top of them
+// once the zone is shared again. Its next report says so, and the home frees it; its rounds
+// ask for none meanwhile, and it drops whatever it holds again when the zone is shared.
+TEST(ZoneAgentTest, GoingStaticAMemberDropsItsHeadroom) {
+  Zone zone(2, 64);
+  zone.Round();
+  const std::string home(HomeOf(kKey, std::vector<std::string>{"a", "b"}));
+  const int member = home == "a" ? 1 : 0;
+  ASSERT_TRUE(zone.agent(member).TurnHot(kKey, 4, kNoDeadline));
+  ASSERT_GE(zone.agent(member).HeadroomOf(kKey).value_or(0), 4u);
+  const uint64_t held = zone.agent(home == "a" ? 0 : 1).LedgerOf(kKey)->held;
+  zone.agent(member).SetShared(false);
+  EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u);
+  zone.Round();
+  EXPECT_LT(zone.agent(home == "a" ? 0 : 1).LedgerOf(kKey)->held, held);
+  EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u) << "asked for nothing";
+  zone.agent(member).SetShared(true);
+  EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u);
+  zone.Round();
+  EXPECT_GT(zone.agent(member).HeadroomOf(kKey).value_or(0), 0u) << "shared again, it tops up";
 }
 
 // The home stops answering once the bucket is hot: members spend what they hold, then reject;

@@ -100,5 +100,23 @@ TEST(ZoneMemberViewTest, AStaleInstanceNeverSeenFreshIsNoMemberAfterAnOutage) {
   EXPECT_EQ(Ids(view.Read(d, 100'000)), (Ids_{"a"}));
 }
 
+// An outsider (no [zone]) whose heartbeat went stale while the ring store was down still
+// counts after the store is back, for as long as stale members do: it admits on static shares
+// until it writes its heartbeat again, and the others must too.
+TEST(ZoneMemberViewTest, OutsidersStaleAfterTheRingCouldNotBeReadStillCount) {
+  ZoneMemberView view("z1", 3s);
+  ::ring::Desc d;
+  Add(d, "a", ::ring::ACTIVE, "z1", 110);
+  Add(d, "outsider", ::ring::ACTIVE, "z1", 100, "10.0.0.9:9095", 0);
+  view.Read(d, 100'000);
+  EXPECT_EQ(view.outsiders(), 1u);
+  view.ReadFailed();
+  EXPECT_EQ(view.outsiders(), 1u);
+  view.Read(d, 110'000);  // back; the outsider's heartbeat is 10 s old
+  EXPECT_EQ(view.outsiders(), 1u);
+  view.Read(d, 113'500);  // past a heartbeat timeout of good reads, still silent: gone
+  EXPECT_EQ(view.outsiders(), 0u);
+}
+
 }  // namespace
 }  // namespace limits::ring
