@@ -298,27 +298,15 @@ bool ZoneAgent::Refresh(const BucketKey& key, Deadline deadline) {
   return home && CallFor(*home, {}, {}, 0, deadline);
 }
 
-std::optional<std::vector<std::unique_lock<std::timed_mutex>>> ZoneAgent::SerializeAsks(
-    const ExchangeRequest& request, Deadline deadline) {
-  std::set<size_t> stripes;
-  for (const BucketReport& r : request.reports) {
-    if (r.waiting > 0) stripes.insert(HashOf(r.key) % asks_.size());
-  }
-  std::vector<std::unique_lock<std::timed_mutex>> held;
-  for (size_t s : stripes) {  // in order: two asks never wait on each other
-    std::unique_lock<std::timed_mutex> lock(asks_[s], std::defer_lock);
-    if (deadline == kNoDeadline) {
-      lock.lock();
-    } else if (!lock.try_lock_until(deadline)) {
-      return std::nullopt;
-    }
-    held.push_back(std::move(lock));
-  }
-  return held;
-}
-
 Result<ExchangeAnswer> ZoneAgent::Exchange(const ExchangeRequest& request, Deadline deadline) {
-  const auto serial = SerializeAsks(request, deadline);
+  // One urgent ask of a bucket at a time, from its report requests and recalls to its answer:
+  // concurrent asks (Loki's frontend calls every owner of a push at once) would take from each
+  // other what their calls freed.
+  std::vector<uint64_t> urgent;
+  for (const BucketReport& r : request.reports) {
+    if (r.waiting > 0) urgent.push_back(HashOf(r.key));
+  }
+  const auto serial = asks_.Take(urgent, deadline);
   if (!serial) return Status::WouldBlock("zone: the asks of the bucket ahead of this one took its time");
   const std::vector<ZonePeer> peers = env_.Members();
   ExchangeAnswer answer;

@@ -20,7 +20,6 @@
 // locks by requests); the home's lock is taken alone. No lock is held across a call to a peer.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "limits/zone/ask_stripes.h"
 #include "limits/zone/exchange.h"
 #include "limits/zone/zone_home.h"
 #include "limits/zone/rate_shares.h"
@@ -183,12 +183,6 @@ class ZoneAgent final : public ZoneHandler {
   // HomePeerOf.
   bool CallFor(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
                uint64_t need, Deadline deadline);
-  // As a home: takes the locks of the buckets `request` asks urgently for (streams wait), by
-  // `deadline`: one urgent ask of a bucket at a time, from its report requests and recalls to
-  // its answer, so that concurrent asks (Loki's frontend calls every owner of a push at once)
-  // do not take back from each other what their calls freed. Nullopt when the deadline came.
-  std::optional<std::vector<std::unique_lock<std::timed_mutex>>> SerializeAsks(const ExchangeRequest& request,
-                                                                              Deadline deadline);
   // As a home: sends the recalls (Direct) and applies their acknowledgements.
   void SendRecalls(const std::vector<Recall>& recalls, const std::vector<ZonePeer>& peers, Deadline deadline);
   // As a home: has every member but `asker` report `keys` now (Direct), and applies them.
@@ -216,7 +210,7 @@ class ZoneAgent final : public ZoneHandler {
 
   RateShares rates_;  // its own lock, taken alone
 
-  std::array<std::timed_mutex, 256> asks_;  // SerializeAsks' stripes, by bucket hash
+  AskStripes asks_;  // turns of the urgent asks homed here
   std::mutex home_mu_;
   ZoneHome home_;  // GUARDED_BY(home_mu_)
   std::vector<std::string> ring_ids_;  // GUARDED_BY(home_mu_): as of the last round, for HomedHere
