@@ -71,8 +71,8 @@ const std::vector<RingMember>& ZoneMemberView::Read(const ::ring::Desc& desc, in
   // Outsiders with stale heartbeats count for as long as stale members do: they too write
   // theirs again at their own pace, and admit on static shares meanwhile.
   const bool keep_stale = now_ms < keep_stale_until_ms_;
-  outsiders_ = ZoneOutsiders(desc, zone_, now_ms / 1000,
-                             keep_stale ? std::chrono::milliseconds::max() : heartbeat_timeout_);
+  outsiders_ =
+      ZoneOutsiders(desc, zone_, now_ms / 1000, keep_stale ? std::chrono::milliseconds::max() : heartbeat_timeout_);
   return members_;
 }
 
