@@ -23,9 +23,9 @@ struct BucketReport {
   uint64_t want = 0;  // places it asks for beyond its unused headroom
   bool trigger = false;
   // Of `want`, the places streams wait for now (an urgent ask: a request out of headroom; 0
-  // for a round's report): granted in full when free. The rest is its usual top-up, granted as a round's ask
-  // is (at most half a fair share of what is free), so that near the limit places go where
-  // streams wait rather than to the first asker's top-up.
+  // for a round's report): granted in full when free. The rest is its usual top-up, granted
+  // as a round's ask is (at most half a fair share of what is free), so that near the limit
+  // places go where streams wait rather than to the first asker's top-up.
   uint64_t waiting = 0;
 };
 

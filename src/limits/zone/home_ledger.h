@@ -167,6 +167,8 @@ class HomeLedger {
   bool AwaitsAcknowledgement(std::string_view member) const;
   // Whether it sent `member` a directive (the first to a member carries its rooms).
   bool Directed(std::string_view member) const;
+  // Whether `member`'s next directive is its first of a turn to hot, which carries its Rooms.
+  bool OwesRooms(std::string_view member) const { return RoomsOpen() && !Directed(member); }
 
   // Whether a member that is gone (its node left the ring or died) may be forgotten: every
   // partition it ever counted has a later owner that has caught up. Until then its headroom

@@ -102,16 +102,15 @@ class ZoneAgent final : public ZoneHandler {
   Deadline CallsDeadline(Deadline caller) const;
   // A hot bucket that ran out while `need` streams wait: one exchange with its home asking for
   // them (urgent; what the home recalls from others for them comes in its answer), and a
-  // second when that fell short. True
-  // when it holds headroom.
+  // second when that fell short. True when it holds headroom.
   bool Acquire(const BucketKey& key, uint64_t need, Deadline deadline);
   // Whether the bucket's home said, within the last silent_hold_ms, that the zone is settled at
   // its limit (ExchangeAnswer::full): Acquire would change nothing, so requests refuse at once.
   bool KnownFull(const BucketKey& key);
   // A cold bucket whose floor is full for a stream: asks its home to turn it hot now (the
   // home has the other members report it at once, then gives this member its first
-  // directive; once more when a report did not come), and Acquires when that brought nothing. True when the bucket is hot here
-  // with headroom.
+  // directive; once more when a report did not come), and Acquires when that brought
+  // nothing. True when the bucket is hot here with headroom.
   bool TurnHot(const BucketKey& key, uint64_t need, Deadline deadline);
   // A bucket unknown here (no lease from its home yet): one exchange with the home for the
   // lease. True when the bucket is no longer unknown.
@@ -165,7 +164,7 @@ class ZoneAgent final : public ZoneHandler {
   // One exchange with `home` about `keys`; applies the answer. `need`: streams wait for that
   // many places (urgent for what the bucket does not hold). The call's error when it failed.
   Status ExchangeWith(const ZonePeer& home, const std::vector<BucketKey>& keys, const std::set<BucketKey>& triggers,
-                    uint64_t need, Deadline deadline, std::vector<RateReport> rates = {});
+                      uint64_t need, Deadline deadline, std::vector<RateReport> rates = {});
   // A home's Direct to one member, known to it by `name`.
   struct Directed {
     ZonePeer peer;

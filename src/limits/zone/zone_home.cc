@@ -5,6 +5,10 @@
 #include <utility>
 
 namespace limits::zone {
+namespace {
+// Of a report's `want`, what streams wait for (never more than it: the codec refuses that).
+uint64_t WaitingOf(const BucketReport& r) { return std::min(r.waiting, r.want); }
+}  // namespace
 
 ZoneHome::ZoneHome(int32_t num_partitions, int64_t lease_ms, LimitOf limit_of, HomedHere homed_here, int64_t started_ms,
                    uint16_t tiebreak)
@@ -108,9 +112,9 @@ ExchangeAnswer ZoneHome::Answer(const ExchangeRequest& request, const std::vecto
     // admitted cold.
     const int64_t free = ledger->Free();
     const uint64_t fair = free <= 0 ? 0 : static_cast<uint64_t>(free) / (2 * std::max<size_t>(1, members.size()));
-    const uint64_t waiting = std::min(r.waiting, r.want);
+    const uint64_t waiting = WaitingOf(r);
     uint64_t want = waiting + std::min(r.want - waiting, std::max<uint64_t>(1, fair));
-    if (ledger->RoomsOpen() && !ledger->Directed(request.member)) want += ledger->Rooms(request.member);
+    if (ledger->OwesRooms(request.member)) want += ledger->Rooms(request.member);
     // Before this grant: once it is made, the asker awaits it.
     const bool settled = Settled(*ledger, request.member);
     const Directive grant = ledger->Grant(request.member, want);
@@ -237,9 +241,9 @@ std::vector<BucketDirective> ZoneHome::GrantWaiting(const ExchangeRequest& reque
     for (const BucketDirective& d : answer.directives) {
       if (d.key == r.key && d.directive.delta > 0) granted += static_cast<uint64_t>(d.directive.delta);
     }
-    const uint64_t waiting = std::min(r.waiting, r.want);
+    const uint64_t waiting = WaitingOf(r);
     uint64_t want = waiting > granted ? waiting - granted : 0;
-    if (ledger.RoomsOpen() && !ledger.Directed(request.member)) want += ledger.Rooms(request.member);
+    if (ledger.OwesRooms(request.member)) want += ledger.Rooms(request.member);
     if (want == 0) continue;
     out.push_back({r.key, ledger.Grant(request.member, want)});
   }
@@ -253,7 +257,7 @@ std::vector<BucketDirective> ZoneHome::RoomDirectives(const std::vector<BucketKe
     if (it == ledgers_.end() || !homed_here_(key)) continue;
     HomeLedger& ledger = it->second;
     // Not before it grants: a directive of 0 would close the member's floors with nothing.
-    if (!ledger.RoomsOpen() || !ledger.CanGrant() || ledger.Directed(member)) continue;
+    if (!ledger.OwesRooms(member) || !ledger.CanGrant()) continue;
     out.push_back({key, ledger.Grant(member, ledger.Rooms(member))});
   }
   return out;

@@ -63,6 +63,21 @@ class Zone {
     }
   }
   testing::FakeClock& clock() { return clock_; }
+  const std::string& id(int i) const { return peers_[i].id; }
+  // The index of kKey's home among the members.
+  int home() const {
+    std::vector<std::string> ids;
+    for (const ZonePeer& p : peers_) ids.push_back(p.id);
+    const std::string h = HomeOf(kKey, ids);
+    for (int i = 0; i < size(); ++i) {
+      if (peers_[i].id == h) return i;
+    }
+    return -1;
+  }
+  // Member i spends all the headroom of kKey it holds.
+  void SpendAll(int i) {
+    while (agent(i).HeadroomOf(kKey).value_or(0) > 0) agent(i).States({{kKey, limit_}})[0].member->TrySpend();
+  }
   int exchanges() const { return transport_.exchanges; }
   // Called with the address of every Direct before it is delivered (on the caller's thread).
   void BeforeDirect(std::function<void(const std::string&)> hook) { transport_.before_direct = std::move(hook); }
@@ -354,13 +369,9 @@ TEST(ZoneAgentTest, UrgentAsksOfABucketAreTakenOneAtATime) {
   using namespace std::chrono_literals;
   Zone zone(3, 64);
   zone.Round();
-  const std::string home(HomeOf(kKey, std::vector<std::string>{"a", "b", "c"}));
-  std::vector<int> others;  // the two members that are not the home: the askers
-  for (int i = 0; i < 3; ++i) {
-    if (std::string(1, static_cast<char>('a' + i)) != home) others.push_back(i);
-  }
-  const int first = others[0], second = others[1];
-  const std::string held_address = std::string(1, static_cast<char>('a' + second)) + ":9095";
+  // The two members that are not the home ask.
+  const int first = (zone.home() + 1) % 3, second = (zone.home() + 2) % 3;
+  const std::string held_address = zone.id(second) + ":9095";
   std::mutex mu;
   std::condition_variable cv;
   bool holding = false, released = false;
@@ -405,21 +416,21 @@ TEST(ZoneAgentTest, UrgentAsksOfABucketAreTakenOneAtATime) {
 TEST(ZoneAgentTest, AHomeBusyWithOtherAsksIsNotTakenForSilent) {
   Zone zone(2, 64);
   zone.Round();
-  const std::string home(HomeOf(kKey, std::vector<std::string>{"a", "b"}));
-  const int member = home == "a" ? 1 : 0;
+  const int home = zone.home();
+  const int member = 1 - home;
   ASSERT_TRUE(zone.agent(member).TurnHot(kKey, 1, kNoDeadline));
-  while (zone.agent(member).HeadroomOf(kKey).value_or(0) > 0) zone.agent(member).States({{kKey, 64}})[0].member->TrySpend();
-  zone.Busy(home, true);
+  zone.SpendAll(member);
+  zone.Busy(zone.id(home), true);
   EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
-  zone.Busy(home, false);
+  zone.Busy(zone.id(home), false);
   const int before = zone.exchanges();
   EXPECT_TRUE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
   EXPECT_EQ(zone.exchanges(), before + 1);
 
-  while (zone.agent(member).HeadroomOf(kKey).value_or(0) > 0) zone.agent(member).States({{kKey, 64}})[0].member->TrySpend();
-  zone.Down(home, true);
+  zone.SpendAll(member);
+  zone.Down(zone.id(home), true);
   EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline));
-  zone.Down(home, false);
+  zone.Down(zone.id(home), false);
   const int after_down = zone.exchanges();
   EXPECT_FALSE(zone.agent(member).Acquire(kKey, 1, kNoDeadline)) << "silent for an exchange interval";
   EXPECT_EQ(zone.exchanges(), after_down);
@@ -432,15 +443,15 @@ TEST(ZoneAgentTest, AHomeBusyWithOtherAsksIsNotTakenForSilent) {
 TEST(ZoneAgentTest, GoingStaticAMemberDropsItsHeadroom) {
   Zone zone(2, 64);
   zone.Round();
-  const std::string home(HomeOf(kKey, std::vector<std::string>{"a", "b"}));
-  const int member = home == "a" ? 1 : 0;
+  const int home = zone.home();
+  const int member = 1 - home;
   ASSERT_TRUE(zone.agent(member).TurnHot(kKey, 4, kNoDeadline));
   ASSERT_GE(zone.agent(member).HeadroomOf(kKey).value_or(0), 4u);
-  const uint64_t held = zone.agent(home == "a" ? 0 : 1).LedgerOf(kKey)->held;
+  const uint64_t held = zone.agent(home).LedgerOf(kKey)->held;
   zone.agent(member).SetShared(false);
   EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u);
   zone.Round();
-  EXPECT_LT(zone.agent(home == "a" ? 0 : 1).LedgerOf(kKey)->held, held);
+  EXPECT_LT(zone.agent(home).LedgerOf(kKey)->held, held);
   EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u) << "asked for nothing";
   zone.agent(member).SetShared(true);
   EXPECT_EQ(zone.agent(member).HeadroomOf(kKey), 0u);
