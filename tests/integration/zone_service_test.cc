@@ -293,6 +293,12 @@ class ZoneServiceTlsTest : public ZoneServiceTest {
   testing::CertPair stranger_ = other_.Client("stranger");
 
   bool Exchanges(tls::ClientTls t) { return Peers(std::move(t)).Exchange(address(), {"a", {}}, kNoDeadline).ok(); }
+  // Two Directs at once (a home's report requests), both answered.
+  bool DirectsAll(tls::ClientTls t) {
+    const std::vector<zone::DirectCall> calls = {{address(), {"home-1", {}, {kKey}}}, {address(), {"home-1", {}, {kKey}}}};
+    const auto answers = Peers(std::move(t)).DirectAll(calls, kNoDeadline);
+    return answers.size() == 2 && answers[0].ok() && answers[1].ok();
+  }
 };
 
 TEST_F(ZoneServiceTlsTest, OverMutualTlsOnlyAPeerWithTheZonesCertificatesIsServed) {
@@ -301,7 +307,10 @@ TEST_F(ZoneServiceTlsTest, OverMutualTlsOnlyAPeerWithTheZonesCertificatesIsServe
          .client_ca_file = ca_.ca(),
          .client_auth_type = "RequireAndVerifyClientCert"});
   EXPECT_TRUE(Exchanges({.enabled = true, .cert_path = client_.cert, .key_path = client_.key, .ca_path = ca_.ca()}));
+  EXPECT_TRUE(DirectsAll({.enabled = true, .cert_path = client_.cert, .key_path = client_.key, .ca_path = ca_.ca()}));
   EXPECT_FALSE(Exchanges({.enabled = true, .ca_path = ca_.ca()}));  // no client certificate
+  EXPECT_FALSE(DirectsAll({.enabled = true, .ca_path = ca_.ca()}));
+  EXPECT_FALSE(DirectsAll({}));  // plain text
   EXPECT_FALSE(
       Exchanges({.enabled = true, .cert_path = stranger_.cert, .key_path = stranger_.key, .ca_path = ca_.ca()}));
   EXPECT_FALSE(Exchanges({}));  // plain text
