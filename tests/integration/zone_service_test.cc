@@ -295,7 +295,8 @@ class ZoneServiceTlsTest : public ZoneServiceTest {
   bool Exchanges(tls::ClientTls t) { return Peers(std::move(t)).Exchange(address(), {"a", {}}, kNoDeadline).ok(); }
   // Two Directs at once (a home's report requests), both answered.
   bool DirectsAll(tls::ClientTls t) {
-    const std::vector<zone::DirectCall> calls = {{address(), {"home-1", {}, {kKey}}}, {address(), {"home-1", {}, {kKey}}}};
+    const zone::DirectCall call{address(), {"home-1", {}, {kKey}}};
+    const std::vector<zone::DirectCall> calls = {call, call};
     const auto answers = Peers(std::move(t)).DirectAll(calls, kNoDeadline);
     return answers.size() == 2 && answers[0].ok() && answers[1].ok();
   }
